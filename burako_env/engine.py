@@ -1,0 +1,856 @@
+"""The Burako engine: a pure game state with an explicit phase.
+
+No gymnasium, pettingzoo or torch here. Randomness only through an explicit
+``numpy.random.Generator`` (the deal and :meth:`GameState.determinize`).
+
+Phases (DESIGN.md 3):
+
+| phase       | who acts      | legal actions (actions.py)                         |
+|-------------|---------------|----------------------------------------------------|
+| DRAW        | current       | DRAW_STOCK; TAKE_PILE if the pile is not empty     |
+| PRIVILEGE   | mano          | KEEP / REJECT (first draw of a hand only, B17)     |
+| PLAY        | current       | DISCARD k, MELD p, ADD (slot, k)                   |
+| CHOOSE_END  | current       | CHOOSE 0 / 1 (a pending ambiguous addition)        |
+| HAND_OVER   | nobody        | none: score the hand, then :meth:`next_hand`       |
+
+Sides: with 4 players seats 0 and 2 are side 0, seats 1 and 3 side 1 (B3);
+otherwise each player is his own side.
+
+Hard limit: ``rules.max_turns`` turns per hand, after which the hand ends as
+a truncation (no score), because players can trade the discard pile for ever.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Any
+
+import numpy as np
+
+from burako_env import actions as A
+from burako_env.melds import (
+    MELD_FEATURE_SIZE,
+    PATTERN_COUNTS,
+    PATTERN_KINDS,
+    PATTERN_NEEDS,
+    PATTERNS,
+    Meld,
+    add_outcomes,
+    allowed_patterns,
+    canasta_bonus,
+    describe_meld,
+    encode_meld,
+    meld_kinds,
+    meld_value,
+    qualifies_to_close,
+)
+from burako_env.rules import Rules, load_rules
+from burako_env.tiles import NUM_KINDS, tile_name
+
+
+class IllegalActionError(ValueError):
+    """An action that is out of range or not legal now; the state is unchanged."""
+
+
+class Phase(IntEnum):
+    DRAW = 0
+    PRIVILEGE = 1
+    PLAY = 2
+    CHOOSE_END = 3
+    HAND_OVER = 4
+
+
+#: why a hand ended
+CLOSED, STOCK_EXHAUSTED, VOID, TRUNCATED = "closed", "stock_exhausted", "void", "truncated"
+
+
+class Tables:
+    """Facts derived once per rules object: values, allowed patterns, caches."""
+
+    def __init__(self, rules: Rules) -> None:
+        self.rules = rules
+        self.values = rules.tile_value_array()
+        self.allowed = allowed_patterns(rules)
+        self.full_counts = rules.full_counts()
+        self.full_tiles = np.repeat(np.arange(NUM_KINDS), self.full_counts)
+        self._addable: dict[Meld, np.ndarray] = {}
+        self._outcomes: dict[tuple[Meld, int], tuple[Meld, ...]] = {}
+        self._encoded: dict[Meld, np.ndarray] = {}
+
+    def outcomes(self, meld: Meld, kind: int) -> tuple[Meld, ...]:
+        key = (meld, kind)
+        found = self._outcomes.get(key)
+        if found is None:
+            found = add_outcomes(meld, kind, self.rules)
+            self._outcomes[key] = found
+        return found
+
+    def addable(self, meld: Meld) -> np.ndarray:
+        """Bool per kind: a tile of that kind can be added to ``meld``."""
+        found = self._addable.get(meld)
+        if found is None:
+            found = np.array([bool(self.outcomes(meld, k)) for k in range(NUM_KINDS)], dtype=bool)
+            self._addable[meld] = found
+        return found
+
+    def encoded(self, meld: Meld) -> np.ndarray:
+        found = self._encoded.get(meld)
+        if found is None:
+            found = encode_meld(meld)
+            self._encoded[meld] = found
+        return found
+
+
+@functools.lru_cache(maxsize=64)
+def tables_for(rules: Rules) -> Tables:
+    return Tables(rules)
+
+
+@dataclass
+class SideScore:
+    """End-of-hand score breakdown for one side (B26)."""
+
+    melded: int = 0
+    canasta_bonus: int = 0
+    closing_bonus: int = 0
+    hand_penalty: int = 0
+    muerto_penalty: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.melded + self.canasta_bonus + self.closing_bonus - self.hand_penalty - self.muerto_penalty
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "melded": self.melded,
+            "canasta_bonus": self.canasta_bonus,
+            "closing_bonus": self.closing_bonus,
+            "hand_penalty": -self.hand_penalty,
+            "muerto_penalty": -self.muerto_penalty,
+            "total": self.total,
+        }
+
+
+class GameState:
+    """A Burako match in progress: the current hand plus match scores (B28)."""
+
+    __slots__ = (
+        "rules",
+        "t",
+        "num_players",
+        "num_sides",
+        "side_of",
+        "hands",
+        "hand_size",
+        "stock",
+        "pile",
+        "pile_counts",
+        "muertos",
+        "muerto_taken",
+        "muerto_unplayed",
+        "melds",
+        "meld_enc",
+        "close_ready",
+        "known",
+        "phase",
+        "current",
+        "mano",
+        "turn",
+        "privilege_tile",
+        "pending",
+        "pile_top_required",
+        "end_reason",
+        "closer",
+        "hand_scores",
+        "match_scores",
+        "hand_number",
+        "match_winner",
+        "_mask",
+    )
+
+    # ----------------------------------------------------------------- creation
+    def __init__(self, rules: Rules, num_players: int) -> None:
+        rules.check_players(num_players)
+        self.rules = rules
+        self.t = tables_for(rules)
+        self.num_players = num_players
+        self.num_sides = rules.num_sides(num_players)
+        self.side_of = tuple(p % self.num_sides for p in range(num_players))
+        self.hands = np.zeros((num_players, NUM_KINDS), dtype=np.int8)
+        self.hand_size = [0] * num_players
+        self.stock: list[int] = []
+        self.pile: list[int] = []
+        self.pile_counts = np.zeros(NUM_KINDS, dtype=np.int8)
+        self.muertos: list[list[int]] = [[] for _ in range(self.num_sides)]
+        self.muerto_taken = [False] * self.num_sides
+        self.muerto_unplayed = [False] * num_players
+        self.melds: list[list[Meld]] = [[] for _ in range(self.num_sides)]
+        self.meld_enc = np.zeros((self.num_sides, A.MAX_MELD_SLOTS, MELD_FEATURE_SIZE), dtype=np.float32)
+        self.close_ready = [False] * self.num_sides
+        self.known = np.zeros((num_players, NUM_KINDS), dtype=np.int8)
+        self.phase = Phase.HAND_OVER
+        self.current = 0
+        self.mano = 0
+        self.turn = 0
+        self.privilege_tile = -1
+        self.pending: tuple[int, int, tuple[Meld, ...]] | None = None
+        self.pile_top_required = -1
+        self.end_reason: str | None = None
+        self.closer = -1
+        self.hand_scores: list[SideScore] | None = None
+        self.match_scores = [0] * self.num_sides
+        self.hand_number = 0
+        self.match_winner = -1
+        self._mask: np.ndarray | None = None
+
+    @classmethod
+    def new_game(
+        cls,
+        rng: np.random.Generator,
+        rules: Rules | str = "burako",
+        num_players: int = 2,
+        mano: int | None = None,
+    ) -> GameState:
+        """A new match, first hand dealt; the first mano is drawn from ``rng`` (B5)."""
+        state = cls(load_rules(rules), num_players)
+        first_mano = int(rng.integers(num_players)) if mano is None else mano
+        state._deal(rng, first_mano)
+        return state
+
+    def _deal(self, rng: np.random.Generator, mano: int) -> None:
+        """Deal a hand (B4): hands, muertos, stock; then the first turn (B17)."""
+        n, rules = self.num_players, self.rules
+        tiles = rng.permutation(self.t.full_tiles).tolist()
+        size = rules.hand_size[n]
+        self.hands[:] = 0
+        pos = 0
+        for p in range(n):
+            np.add.at(self.hands[p], tiles[pos : pos + size], 1)
+            self.hand_size[p] = size
+            pos += size
+        for s in range(self.num_sides):
+            self.muertos[s] = tiles[pos : pos + rules.muerto_size]
+            pos += rules.muerto_size
+        self.stock = tiles[pos:]
+        self.pile = []
+        self.pile_counts[:] = 0
+        self.muerto_taken = [False] * self.num_sides
+        self.muerto_unplayed = [False] * n
+        self.melds = [[] for _ in range(self.num_sides)]
+        self.meld_enc[:] = 0
+        self.close_ready = [False] * self.num_sides
+        self.known[:] = 0
+        self.mano = mano
+        self.current = mano
+        self.turn = 0
+        self.pending = None
+        self.pile_top_required = -1
+        self.end_reason = None
+        self.closer = -1
+        self.hand_scores = None
+        self.privilege_tile = -1
+        self._mask = None
+        if rules.mano_privilege:
+            self.privilege_tile = self._draw_into(mano)
+            self.phase = Phase.PRIVILEGE
+        else:
+            self.phase = Phase.DRAW
+
+    def next_hand(self, rng: np.random.Generator) -> None:
+        """Deal the next hand of the match: the mano passes left, except after
+        a void hand, which the same mano deals again (B5, B24)."""
+        if self.phase != Phase.HAND_OVER or self.match_over:
+            raise IllegalActionError("next_hand: the current hand is not over, or the match is over")
+        mano = self.mano if self.end_reason == VOID else (self.mano + 1) % self.num_players
+        self.hand_number += 1
+        self._deal(rng, mano)
+
+    # ----------------------------------------------------------------- queries
+    @property
+    def match_over(self) -> bool:
+        return self.match_winner >= 0
+
+    @property
+    def hand_over(self) -> bool:
+        return self.phase == Phase.HAND_OVER
+
+    def side(self, player: int) -> int:
+        return self.side_of[player]
+
+    def stock_size(self) -> int:
+        return len(self.stock)
+
+    def legal_mask(self) -> np.ndarray:
+        """int8 mask over the whole action space (E3). Cached until the next
+        action; treat it as read-only."""
+        if self._mask is None:
+            self._mask = self._compute_mask()
+        return self._mask
+
+    def legal_actions(self) -> list[int]:
+        return np.flatnonzero(self.legal_mask()).tolist()
+
+    def is_legal(self, action: int) -> bool:
+        return 0 <= action < A.NUM_ACTIONS and bool(self.legal_mask()[action])
+
+    # ----------------------------------------------------------------- mask
+    def _compute_mask(self) -> np.ndarray:
+        mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
+        phase = self.phase
+        if phase == Phase.DRAW:
+            mask[A.DRAW_STOCK] = 1
+            if self.pile and self._pile_take_allowed():
+                mask[A.TAKE_PILE] = 1
+            return mask
+        if phase == Phase.PRIVILEGE:
+            mask[A.KEEP] = 1
+            mask[A.REJECT] = 1
+            return mask
+        if phase == Phase.CHOOSE_END:
+            assert self.pending is not None
+            slot, kind, outcomes = self.pending
+            for i, meld in enumerate(outcomes):
+                if self._placement_ok(slot, kind, meld):
+                    mask[A.CHOOSE_BASE + i] = 1
+            return mask
+        if phase != Phase.PLAY:
+            return mask
+        p = self.current
+        side = self.side_of[p]
+        hand = self.hands[p]
+        present = hand > 0
+        if self.pile_top_required < 0:
+            mask[A.DISCARD_BASE : A.MELD_BASE] = present
+        counts = np.empty(NUM_KINDS + 1, dtype=np.int8)
+        counts[:NUM_KINDS] = hand
+        counts[NUM_KINDS] = 127
+        mask[A.MELD_BASE : A.ADD_BASE] = (counts[PATTERN_KINDS] >= PATTERN_NEEDS).all(axis=1) & self.t.allowed
+        base = A.ADD_BASE
+        for meld in self.melds[side]:
+            mask[base : base + NUM_KINDS] = self.t.addable(meld) & present
+            base += NUM_KINDS
+        if self._constrained(p):
+            self._filter_constrained(mask, p)
+        return mask
+
+    def _pile_take_allowed(self) -> bool:
+        """V3: with the top-tile rule, the pile may be taken only if its top
+        tile can be melded with the hand plus the pile (or added to a meld)."""
+        if not self.rules.pile_top_must_be_melded:
+            return True
+        p = self.current
+        top = self.pile[-1]
+        counts = self.hands[p].astype(np.int64) + self.pile_counts
+        return self._can_meld_kind(p, top, counts)
+
+    def _can_meld_kind(self, p: int, kind: int, counts: np.ndarray) -> bool:
+        """Whether a tile of ``kind`` can go into a meld given hand ``counts``."""
+        for meld in self.melds[self.side_of[p]]:
+            if self.t.addable(meld)[kind]:
+                return True
+        uses = PATTERN_COUNTS[:, kind] > 0
+        ext = np.append(counts, 127)
+        ok = (ext[PATTERN_KINDS[uses]] >= PATTERN_NEEDS[uses]).all(axis=1) & self.t.allowed[uses]
+        return bool(ok.any())
+
+    def _constrained(self, p: int) -> bool:
+        """Whether some PLAY actions need an exact look-ahead: B23 (muerto
+        taken, no canasta yet, few tiles left) or a pending V3 top tile."""
+        side = self.side_of[p]
+        if self.pile_top_required >= 0:
+            return True
+        return self.muerto_taken[side] and not self.close_ready[side] and self.hand_size[p] <= 4
+
+    def _filter_constrained(self, mask: np.ndarray, p: int) -> None:
+        for action in np.flatnonzero(mask).tolist():
+            if not self._play_action_ok(action, p):
+                mask[action] = 0
+
+    def _play_action_ok(self, action: int, p: int) -> bool:
+        what, a, b = A.decode(action)
+        if what == A.DISCARD:
+            return self._discard_ok(p, a)
+        if what == A.MELD:
+            new_melds = [*self.melds[self.side_of[p]], PATTERNS[a]]
+            return self._after_play_ok(p, PATTERN_COUNTS[a], new_melds, melds_required=a)
+        slot, kind = a, b
+        return any(self._placement_ok(slot, kind, m) for m in self.t.outcomes(self.melds[self.side_of[p]][slot], kind))
+
+    def _discard_ok(self, p: int, kind: int) -> bool:
+        if self.pile_top_required >= 0:
+            return False
+        if self.hand_size[p] > 1:
+            return True
+        side = self.side_of[p]
+        return not self.muerto_taken[side] or self.close_ready[side]
+
+    def _placement_ok(self, slot: int, kind: int, meld: Meld) -> bool:
+        p = self.current
+        new_melds = list(self.melds[self.side_of[p]])
+        new_melds[slot] = meld
+        used = np.zeros(NUM_KINDS, dtype=np.int8)
+        used[kind] = 1
+        return self._after_play_ok(p, used, new_melds, added_kind=kind)
+
+    def _after_play_ok(
+        self,
+        p: int,
+        used: np.ndarray,
+        new_melds: list[Meld],
+        melds_required: int = -1,
+        added_kind: int = -1,
+    ) -> bool:
+        """Whether the state after melding ``used`` tiles into ``new_melds``
+        is not a dead end (E3) and breaks no rule (B23, V3)."""
+        side = self.side_of[p]
+        left = self.hand_size[p] - int(used.sum())
+        required = self.pile_top_required
+        if required >= 0:
+            melded_required = (added_kind == required) or (melds_required >= 0 and PATTERN_COUNTS[melds_required, required] > 0)
+            if melded_required:
+                required = -1
+        ready = any(qualifies_to_close(m, self.rules) for m in new_melds)
+        muerto = self.muerto_taken[side]
+        if left == 0:
+            if not muerto:
+                return True  # direct muerto take (B20); a pending V3 tile was melded or survives
+            return ready and required < 0  # closing (B22/B23)
+        hand = self.hands[p].astype(np.int64) - used
+        if required >= 0:
+            # V3: the required tile must still be meldable from what is left.
+            if hand[required] <= 0 or not self._kind_meldable(required, hand, new_melds):
+                return False
+            if left == 1 and muerto and not ready:
+                # melding it empties the hand, which must then close (B23)
+                return any(qualifies_to_close(o, self.rules) for m in new_melds for o in self.t.outcomes(m, required))
+            return True
+        if left >= 2 or not muerto or ready:
+            return True
+        # B23: one tile left, muerto taken, no canasta: it must be able to close.
+        last = int(np.flatnonzero(hand)[0])
+        return any(
+            qualifies_to_close(o, self.rules) for m in new_melds for o in self.t.outcomes(m, last)
+        )
+
+    def _kind_meldable(self, kind: int, hand: np.ndarray, melds: list[Meld]) -> bool:
+        for meld in melds:
+            if self.t.outcomes(meld, kind):
+                return True
+        uses = PATTERN_COUNTS[:, kind] > 0
+        ext = np.append(hand, 127)
+        ok = (ext[PATTERN_KINDS[uses]] >= PATTERN_NEEDS[uses]).all(axis=1) & self.t.allowed[uses]
+        return bool(ok.any())
+
+    # ----------------------------------------------------------------- apply
+    def apply(self, action: int) -> None:
+        """Apply one action. An illegal or out-of-range action raises
+        :class:`IllegalActionError` and changes nothing."""
+        if not isinstance(action, (int, np.integer)) or isinstance(action, bool):
+            raise IllegalActionError(f"action must be an integer, got {type(action).__name__} {action!r}")
+        action = int(action)
+        if not 0 <= action < A.NUM_ACTIONS:
+            raise IllegalActionError(f"action {action} is out of range 0..{A.NUM_ACTIONS - 1}")
+        if not self.legal_mask()[action]:
+            raise IllegalActionError(
+                f"action {action} ({A.describe_action(action, self.rules.cards)}) is not legal for "
+                f"player {self.current} in phase {self.phase.name}"
+            )
+        self._mask = None
+        phase = self.phase
+        p = self.current
+        if phase == Phase.DRAW:
+            self.muerto_unplayed[p] = False
+            if action == A.DRAW_STOCK:
+                self._draw_into(p)
+            else:
+                self._take_pile(p)
+            self.phase = Phase.PLAY
+        elif phase == Phase.PRIVILEGE:
+            if action == A.REJECT:
+                tile = self.privilege_tile
+                self._remove(p, tile)
+                self.pile.append(tile)
+                self.pile_counts[tile] += 1
+                self._draw_into(p)
+            self.privilege_tile = -1
+            self.phase = Phase.PLAY
+        elif phase == Phase.CHOOSE_END:
+            assert self.pending is not None
+            slot, kind, outcomes = self.pending
+            self.pending = None
+            self.phase = Phase.PLAY
+            self._place(p, slot, kind, outcomes[action - A.CHOOSE_BASE])
+        else:
+            what, a, b = A.decode(action)
+            if what == A.DISCARD:
+                self._discard(p, a)
+            elif what == A.MELD:
+                self._meld(p, a)
+            else:
+                outcomes = self.t.outcomes(self.melds[self.side_of[p]][a], b)
+                if self._constrained(p):
+                    outcomes = tuple(m for m in outcomes if self._placement_ok(a, b, m))
+                if len(outcomes) > 1:
+                    self.pending = (a, b, outcomes)
+                    self.phase = Phase.CHOOSE_END
+                else:
+                    self._place(p, a, b, outcomes[0])
+
+    def _draw_into(self, p: int) -> int:
+        tile = self.stock.pop()
+        self.hands[p, tile] += 1
+        self.hand_size[p] += 1
+        return tile
+
+    def _take_pile(self, p: int) -> None:
+        if self.rules.pile_top_must_be_melded:
+            self.pile_top_required = self.pile[-1]
+        self.hands[p] += self.pile_counts
+        self.known[p] += self.pile_counts
+        self.hand_size[p] += len(self.pile)
+        self.pile = []
+        self.pile_counts[:] = 0
+
+    def _remove(self, p: int, kind: int) -> None:
+        self.hands[p, kind] -= 1
+        self.hand_size[p] -= 1
+        if self.known[p, kind] > 0:
+            self.known[p, kind] -= 1
+
+    def _discard(self, p: int, kind: int) -> None:
+        self._remove(p, kind)
+        self.pile.append(kind)
+        self.pile_counts[kind] += 1
+        if self.hand_size[p] == 0:
+            side = self.side_of[p]
+            if not self.muerto_taken[side]:
+                self._take_muerto(p)  # indirect take (B21): played from the next turn
+                self.muerto_unplayed[p] = True
+            else:
+                self._end_hand(CLOSED, closer=p)  # closing by discard (B22)
+                return
+        self._end_turn()
+
+    def _meld(self, p: int, pattern: int) -> None:
+        meld = PATTERNS[pattern]
+        for kind in meld_kinds(meld):
+            self._remove(p, kind)
+        side = self.side_of[p]
+        slot = len(self.melds[side])
+        self.melds[side].append(meld)
+        self._meld_changed(side, slot, meld)
+        if self.pile_top_required >= 0 and PATTERN_COUNTS[pattern, self.pile_top_required]:
+            self.pile_top_required = -1
+        self._after_meld(p)
+
+    def _place(self, p: int, slot: int, kind: int, meld: Meld) -> None:
+        self._remove(p, kind)
+        side = self.side_of[p]
+        self.melds[side][slot] = meld
+        self._meld_changed(side, slot, meld)
+        if kind == self.pile_top_required:
+            self.pile_top_required = -1
+        self._after_meld(p)
+
+    def _meld_changed(self, side: int, slot: int, meld: Meld) -> None:
+        self.meld_enc[side, slot] = self.t.encoded(meld)
+        self.close_ready[side] = any(qualifies_to_close(m, self.rules) for m in self.melds[side])
+
+    def _after_meld(self, p: int) -> None:
+        if self.hand_size[p] != 0:
+            return
+        side = self.side_of[p]
+        if not self.muerto_taken[side]:
+            self._take_muerto(p)  # direct take (B20): same turn goes on
+        else:
+            self._end_hand(CLOSED, closer=p)  # closing by melding (B22)
+
+    def _take_muerto(self, p: int) -> None:
+        side = self.side_of[p]
+        muerto = self.muertos[side]
+        np.add.at(self.hands[p], muerto, 1)
+        self.hand_size[p] += len(muerto)
+        self.muertos[side] = []
+        self.muerto_taken[side] = True
+
+    def _end_turn(self) -> None:
+        self.turn += 1
+        if self.turn >= self.rules.max_turns:
+            self._end_hand(TRUNCATED)
+            return
+        self.current = (self.current + 1) % self.num_players
+        if not self.stock:
+            self._end_hand(STOCK_EXHAUSTED)  # B24: before the draw
+            return
+        self.phase = Phase.DRAW
+
+    # ----------------------------------------------------------------- scoring
+    def _end_hand(self, reason: str, closer: int = -1) -> None:
+        self.phase = Phase.HAND_OVER
+        self.pending = None
+        self.closer = closer
+        self._mask = None
+        if reason == STOCK_EXHAUSTED and not any(m.is_canasta for side in self.melds for m in side):
+            reason = VOID  # B24
+        self.end_reason = reason
+        if reason in (VOID, TRUNCATED):
+            self.hand_scores = None
+            return
+        self.hand_scores = self.score_sides()
+        for s, score in enumerate(self.hand_scores):
+            self.match_scores[s] += score.total
+        self._check_match_end()
+
+    def score_sides(self) -> list[SideScore]:
+        """The score breakdown of each side for the hand as it stands (B25-B27)."""
+        rules, values = self.rules, self.t.values
+        scores = [SideScore() for _ in range(self.num_sides)]
+        for s in range(self.num_sides):
+            score = scores[s]
+            for meld in self.melds[s]:
+                score.melded += meld_value(meld, values)
+                score.canasta_bonus += canasta_bonus(meld, rules)
+            untaken = not self.muerto_taken[s]
+            for p in range(self.num_players):
+                if self.side_of[p] != s:
+                    continue
+                if self.muerto_unplayed[p] and rules.unplayed_indirect_muerto_counts_as_untaken:
+                    untaken = True  # its tiles (his whole hand) are not counted
+                    continue
+                score.hand_penalty += int(values @ self.hands[p].astype(np.int64))
+            if untaken:
+                score.muerto_penalty = rules.muerto_penalty
+        if self.closer >= 0:
+            scores[self.side_of[self.closer]].closing_bonus = rules.closing_bonus
+        return scores
+
+    def _check_match_end(self) -> None:
+        """B28: the match ends at the end of a hand where a side has reached
+        the target; the highest total wins; a tie at the top plays on."""
+        best = max(self.match_scores)
+        if best < self.rules.target:
+            return
+        leaders = [s for s, v in enumerate(self.match_scores) if v == best]
+        if len(leaders) == 1:
+            self.match_winner = leaders[0]
+
+    def side_rewards(self) -> list[float]:
+        """Zero-sum hand result per side (E5): a side's score minus the mean
+        of the other sides' scores (for 2 sides: the difference)."""
+        if self.hand_scores is None:
+            return [0.0] * self.num_sides
+        totals = [s.total for s in self.hand_scores]
+        total = sum(totals)
+        k = self.num_sides
+        return [float(v - (total - v) / (k - 1)) for v in totals]
+
+    # ----------------------------------------------------------------- copies
+    def clone(self) -> GameState:
+        """An independent copy (melds are immutable values, copied shallowly)."""
+        new = GameState.__new__(GameState)
+        new.rules = self.rules
+        new.t = self.t
+        new.num_players = self.num_players
+        new.num_sides = self.num_sides
+        new.side_of = self.side_of
+        new.hands = self.hands.copy()
+        new.hand_size = self.hand_size[:]
+        new.stock = self.stock[:]
+        new.pile = self.pile[:]
+        new.pile_counts = self.pile_counts.copy()
+        new.muertos = [m[:] for m in self.muertos]
+        new.muerto_taken = self.muerto_taken[:]
+        new.muerto_unplayed = self.muerto_unplayed[:]
+        new.melds = [m[:] for m in self.melds]
+        new.meld_enc = self.meld_enc.copy()
+        new.close_ready = self.close_ready[:]
+        new.known = self.known.copy()
+        new.phase = self.phase
+        new.current = self.current
+        new.mano = self.mano
+        new.turn = self.turn
+        new.privilege_tile = self.privilege_tile
+        new.pending = self.pending
+        new.pile_top_required = self.pile_top_required
+        new.end_reason = self.end_reason
+        new.closer = self.closer
+        new.hand_scores = None if self.hand_scores is None else [SideScore(**vars(s)) for s in self.hand_scores]
+        new.match_scores = self.match_scores[:]
+        new.hand_number = self.hand_number
+        new.match_winner = self.match_winner
+        new._mask = self._mask
+        return new
+
+    def unseen_counts(self, player: int) -> np.ndarray:
+        """Tiles ``player`` cannot locate: other hands beyond their known
+        tiles, the stock and the untaken muertos."""
+        counts = self.t.full_counts.astype(np.int64) - self.hands[player] - self.pile_counts
+        for side_melds in self.melds:
+            for meld in side_melds:
+                for kind in meld_kinds(meld):
+                    counts[kind] -= 1
+        for q in range(self.num_players):
+            if q != player:
+                counts -= self.known[q]
+        return counts
+
+    def determinize(self, player: int, rng: np.random.Generator) -> GameState:
+        """A copy where everything ``player`` cannot see is resampled: other
+        hands (keeping the tiles known to be there because they were taken
+        with the pile), the stock order and the untaken muertos."""
+        new = self.clone()
+        pool = np.repeat(np.arange(NUM_KINDS), self.unseen_counts(player))
+        pool = rng.permutation(pool).tolist()
+        pos = 0
+        for q in range(self.num_players):
+            if q == player:
+                continue
+            hidden = self.hand_size[q] - int(self.known[q].sum())
+            hand = self.known[q].astype(np.int8).copy()
+            np.add.at(hand, pool[pos : pos + hidden], 1)
+            new.hands[q] = hand
+            if self.phase == Phase.PRIVILEGE and q == self.current and hidden > 0:
+                new.privilege_tile = pool[pos + hidden - 1]
+            pos += hidden
+        for s in range(self.num_sides):
+            size = len(self.muertos[s])
+            new.muertos[s] = pool[pos : pos + size]
+            pos += size
+        new.stock = pool[pos:]
+        assert len(new.stock) == len(self.stock)
+        new._mask = None if player != self.current else self._mask
+        return new
+
+    # ----------------------------------------------------------------- text
+    def describe(self, action: int) -> str:
+        """``describe_action`` with this state's context."""
+        cards = self.rules.cards
+        what, a, b = A.decode(action)
+        if what == A.TAKE:
+            return f"take the discard pile ({len(self.pile)} tiles)"
+        if what == A.ADD:
+            side = self.side_of[self.current]
+            if a < len(self.melds[side]):
+                meld = self.melds[side][a]
+                text = f"add {tile_name(b, cards)} to meld {a} ({describe_meld(meld, cards)})"
+                outcomes = self.t.outcomes(meld, b)
+                if len(outcomes) > 1:
+                    text += ", then choose the end"
+                return text
+        if what == A.CHOOSE and self.pending is not None and a < len(self.pending[2]):
+            slot, kind, outcomes = self.pending
+            end = "low end" if a == 0 else "high end"
+            return f"{end}: meld {slot} becomes {describe_meld(outcomes[a], cards)}"
+        return A.describe_action(action, cards)
+
+    # ----------------------------------------------------------------- JSON
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data: every field of the state (E4: same data, same game)."""
+
+        def meld_data(m: Meld) -> list[Any]:
+            return [int(m.is_run), m.colour, m.number, m.lo, m.hi, m.wild_kind, m.wild_pos, list(m.set_colours)]
+
+        return {
+            "format": 1,
+            "rules": self.rules.to_dict(),
+            "num_players": self.num_players,
+            "hands": self.hands.tolist(),
+            "stock": list(self.stock),
+            "pile": list(self.pile),
+            "muertos": [list(m) for m in self.muertos],
+            "muerto_taken": list(self.muerto_taken),
+            "muerto_unplayed": list(self.muerto_unplayed),
+            "melds": [[meld_data(m) for m in side] for side in self.melds],
+            "known": self.known.tolist(),
+            "phase": self.phase.name,
+            "current": self.current,
+            "mano": self.mano,
+            "turn": self.turn,
+            "privilege_tile": self.privilege_tile,
+            "pending": None
+            if self.pending is None
+            else [self.pending[0], self.pending[1], [meld_data(m) for m in self.pending[2]]],
+            "pile_top_required": self.pile_top_required,
+            "end_reason": self.end_reason,
+            "closer": self.closer,
+            "hand_scores": None if self.hand_scores is None else [vars(s).copy() for s in self.hand_scores],
+            "match_scores": list(self.match_scores),
+            "hand_number": self.hand_number,
+            "match_winner": self.match_winner,
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), separators=(",", ":"))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> GameState:
+        """Inverse of :meth:`to_dict`; a malformed state raises ValueError."""
+        try:
+            state = cls(load_rules(data["rules"]), int(data["num_players"]))
+
+            def meld_of(d: list[Any]) -> Meld:
+                return Meld(bool(d[0]), int(d[1]), int(d[2]), int(d[3]), int(d[4]), int(d[5]), int(d[6]), tuple(d[7]))  # type: ignore[arg-type]
+
+            state.hands = np.array(data["hands"], dtype=np.int8).reshape(state.num_players, NUM_KINDS)
+            state.hand_size = [int(x) for x in state.hands.sum(axis=1)]
+            state.stock = [int(x) for x in data["stock"]]
+            state.pile = [int(x) for x in data["pile"]]
+            state.pile_counts = np.bincount(state.pile, minlength=NUM_KINDS).astype(np.int8)
+            state.muertos = [[int(x) for x in m] for m in data["muertos"]]
+            state.muerto_taken = [bool(x) for x in data["muerto_taken"]]
+            state.muerto_unplayed = [bool(x) for x in data["muerto_unplayed"]]
+            state.melds = [[meld_of(m) for m in side] for side in data["melds"]]
+            for s, side in enumerate(state.melds):
+                for j, m in enumerate(side):
+                    state._meld_changed(s, j, m)
+            state.known = np.array(data["known"], dtype=np.int8).reshape(state.num_players, NUM_KINDS)
+            state.phase = Phase[data["phase"]]
+            state.current = int(data["current"])
+            state.mano = int(data["mano"])
+            state.turn = int(data["turn"])
+            state.privilege_tile = int(data["privilege_tile"])
+            pend = data["pending"]
+            state.pending = None if pend is None else (int(pend[0]), int(pend[1]), tuple(meld_of(m) for m in pend[2]))
+            state.pile_top_required = int(data["pile_top_required"])
+            state.end_reason = data["end_reason"]
+            state.closer = int(data["closer"])
+            hs = data["hand_scores"]
+            state.hand_scores = None if hs is None else [SideScore(**s) for s in hs]
+            state.match_scores = [int(x) for x in data["match_scores"]]
+            state.hand_number = int(data["hand_number"])
+            state.match_winner = int(data["match_winner"])
+        except (KeyError, TypeError, IndexError) as exc:
+            raise ValueError(f"malformed game state data: {type(exc).__name__}: {exc}") from exc
+        state.check_conservation()
+        return state
+
+    @classmethod
+    def from_json(cls, text: str) -> GameState:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"game state is not valid JSON: {exc}") from exc
+        return cls.from_dict(data)
+
+    # ----------------------------------------------------------------- checks
+    def tile_counts(self) -> np.ndarray:
+        """Every tile's location summed: hands + melds + pile + stock + untaken muertos (E1)."""
+        counts = self.hands.sum(axis=0).astype(np.int64) + self.pile_counts
+        extra: list[int] = list(self.stock)
+        for m in self.muertos:
+            extra.extend(m)
+        for side in self.melds:
+            for meld in side:
+                extra.extend(meld_kinds(meld))
+        counts += np.bincount(extra, minlength=NUM_KINDS)
+        return counts
+
+    def check_conservation(self) -> None:
+        """Raise ValueError if E1 fails."""
+        counts = self.tile_counts()
+        if not np.array_equal(counts, self.t.full_counts):
+            diff = {tile_name(k): int(counts[k] - self.t.full_counts[k]) for k in np.flatnonzero(counts != self.t.full_counts)}
+            raise ValueError(f"tile conservation (E1) broken: surplus/deficit by kind {diff}")

@@ -1,0 +1,214 @@
+"""PettingZoo AEC environment ``burako_v0``: a thin translation of the engine.
+
+Agents are ``player_0 … player_{n-1}``; play passes from ``player_i`` to
+``player_{i+1}`` (B3). Observations are ``{"observation": float32 vector
+(observation.py), "action_mask": int8 over actions.NUM_ACTIONS}``; agents not
+to act get an all-zero mask.
+
+Rewards (given when a hand ends, to every agent; zero-sum, E5):
+
+- ``reward="score"`` (default): the agent's side hand score minus the mean of
+  the other sides' (the difference, with 2 sides), divided by ``reward_scale``.
+- ``reward="win"``: +1 to the side that won (the hand, or the match with
+  ``match=True``), -1 shared among the others, 0 for a tie, a void or a
+  truncated hand.
+
+``match=False`` (default): one hand per episode. ``match=True``: hands are
+dealt until a side reaches the target (B28); void hands are dealt again by
+the same mano (B24).
+
+A hand that reaches ``max_turns`` turns is truncated (``truncations``), no
+score: players can trade the discard pile back and forth for ever.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from burako_env import actions as A
+from burako_env.engine import TRUNCATED, VOID, GameState, IllegalActionError
+from burako_env.observation import Observer, observation_bounds
+from burako_env.render import render_table
+from burako_env.rules import Rules, RulesError, load_rules
+
+REWARD_MODES = ("score", "win")
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """The environment with PettingZoo's standard wrappers for classic games:
+    an illegal action ends the game with -1 for the offender."""
+    base = raw_env(**kwargs)
+    wrapped: AECEnv = wrappers.TerminateIllegalWrapper(base, illegal_reward=-1)
+    wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
+    return wrappers.OrderEnforcingWrapper(wrapped)
+
+
+class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
+    metadata = {"name": "burako_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False, "render_fps": 1}
+
+    def __init__(
+        self,
+        num_players: int = 2,
+        rules: str | Rules | dict[str, Any] = "burako",
+        rule_overrides: dict[str, Any] | None = None,
+        render_mode: str | None = None,
+        reward: str = "score",
+        reward_scale: float = 1000.0,
+        match: bool = False,
+        max_turns: int | None = None,
+    ) -> None:
+        super().__init__()
+        overrides = dict(rule_overrides or {})
+        if max_turns is not None:
+            overrides["max_turns"] = max_turns
+        self.rules = load_rules(rules, overrides)
+        if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)):
+            raise RulesError(f"num_players must be an integer, got {num_players!r}")
+        self.rules.check_players(int(num_players))
+        if reward not in REWARD_MODES:
+            raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        if reward_scale <= 0:
+            raise ValueError(f"reward_scale must be positive, got {reward_scale}")
+        self.num_players = int(num_players)
+        self.render_mode = render_mode
+        self.reward_mode = reward
+        self.reward_scale = float(reward_scale)
+        self.match = bool(match)
+        self.possible_agents = [f"player_{i}" for i in range(self.num_players)]
+        self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
+        self.observer = Observer(self.num_players, self.rules)
+        low, high = observation_bounds(self.num_players, self.rules)
+        obs_space = spaces.Dict(
+            {
+                "observation": spaces.Box(low=low, high=high, dtype=np.float32),
+                "action_mask": spaces.Box(low=0, high=1, shape=(A.NUM_ACTIONS,), dtype=np.int8),
+            }
+        )
+        act_space = spaces.Discrete(A.NUM_ACTIONS)
+        self.observation_spaces = dict.fromkeys(self.possible_agents, obs_space)
+        self.action_spaces = dict.fromkeys(self.possible_agents, act_space)
+        self.state_: GameState | None = None
+        self.np_random, _ = seeding.np_random(None)
+
+    # ------------------------------------------------------------------ spaces
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    # ------------------------------------------------------------------ API
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        if seed is not None:
+            self.np_random, _ = seeding.np_random(seed)
+        self.state_ = GameState.new_game(self.np_random, self.rules, self.num_players)
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {a: {} for a in self.agents}
+        self.agent_selection = self.possible_agents[self.state_.current]
+
+    @property
+    def game(self) -> GameState:
+        """The engine state (call ``reset`` first)."""
+        if self.state_ is None:
+            raise RuntimeError("call reset() before using the environment")
+        return self.state_
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        state = self.game
+        player = self.agent_name_mapping[agent]
+        obs = self.observer.encode(state, player)
+        if player == state.current and not state.hand_over and agent in self.agents and not self.terminations[agent]:
+            mask = state.legal_mask().copy()
+        else:
+            mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
+        return {"observation": obs, "action_mask": mask}
+
+    def step(self, action: int) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        state = self.game
+        try:
+            state.apply(action)
+        except IllegalActionError as exc:
+            raise ValueError(f"{agent}: {exc}") from exc
+        self._cumulative_rewards[agent] = 0.0
+        for a in self.agents:
+            self.rewards[a] = 0.0
+        if state.hand_over:
+            self._finish_hand(state)
+        self.agent_selection = self.possible_agents[state.current]
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def _finish_hand(self, state: GameState) -> None:
+        breakdown = None if state.hand_scores is None else [s.to_dict() for s in state.hand_scores]
+        side_rewards = self._side_rewards(state)
+        for a in self.agents:
+            player = self.agent_name_mapping[a]
+            self.rewards[a] = side_rewards[state.side_of[player]]
+            self.infos[a] = {
+                "hand_over": True,
+                "end_reason": state.end_reason,
+                "void": state.end_reason == VOID,
+                "truncated": state.end_reason == TRUNCATED,
+                "side": state.side_of[player],
+                "score_breakdown": breakdown,
+                "match_scores": list(state.match_scores),
+                "hand_number": state.hand_number,
+                "match_over": state.match_over,
+                "match_winner": state.match_winner,
+            }
+        if state.end_reason == TRUNCATED:
+            self.truncations = dict.fromkeys(self.agents, True)
+        elif not self.match or state.match_over:
+            self.terminations = dict.fromkeys(self.agents, True)
+        else:
+            state.next_hand(self.np_random)
+
+    def _side_rewards(self, state: GameState) -> list[float]:
+        sides = state.num_sides
+        if self.reward_mode == "score":
+            return [r / self.reward_scale for r in state.side_rewards()]
+        if self.match:
+            winner = state.match_winner
+        else:
+            winner = -1
+            if state.hand_scores is not None:
+                totals = [s.total for s in state.hand_scores]
+                best = max(totals)
+                if totals.count(best) == 1:
+                    winner = totals.index(best)
+        if winner < 0:
+            return [0.0] * sides
+        return [1.0 if s == winner else -1.0 / (sides - 1) for s in range(sides)]
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            return None
+        text = render_table(self.game)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+    def describe_action(self, action: int) -> str:
+        """Human-readable text of an action in the current state."""
+        return self.game.describe(action)

@@ -1,0 +1,301 @@
+"""The rules object: every table rule of RULES.md Part 2 as one immutable value.
+
+Presets are YAML files in ``configs/rules/`` (installed as the package
+``burako_env.presets``). :func:`load_rules` accepts a preset name, a path to a
+YAML file, a mapping or a :class:`Rules`, plus overrides (V5). Every value is
+validated: a bad one raises :class:`RulesError` naming the field and the
+reason, never a silent default.
+
+The engine reads every rule from this object; no code branches on a preset's
+name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from burako_env.tiles import JOKER, KIND_NUMBER_LIST, NUM_KINDS
+
+
+class RulesError(ValueError):
+    """A rules file or value is malformed; the message names the field."""
+
+
+TILE_SETS = ("tiles", "cards")
+TILE_VALUE_KEYS = ("joker", "two", "ace", "high", "low")
+CANASTA_BONUS_KEYS = ("clean", "dirty", "real", "ace_to_ace")
+
+
+@dataclass(frozen=True)
+class Rules:
+    """One table's rules. Field docs say which rule of RULES.md they carry."""
+
+    name: str = "custom"
+    #: the rule sheet the values come from (informative)
+    source: str = ""
+    #: "tiles": 104 numbered tiles + 2 jokers (B1); "cards": two 52-card decks, no jokers (V2)
+    tile_set: str = "tiles"
+    #: player counts this table can be played with (B3, V4)
+    players: tuple[int, ...] = (2, 4)
+    #: tiles dealt to each player, per player count (B4)
+    hand_size: Mapping[int, int] = field(default_factory=lambda: {2: 12, 4: 11})
+    #: tiles in each muerto (B4)
+    muerto_size: int = 11
+    #: whether sets (piernas) may be melded (B7); False: sequences only
+    sets_allowed: bool = True
+    #: whether the naturals of a set must all have different colours
+    set_colours_distinct: bool = False
+    #: wilds a meld may hold (B8); the engine supports 1
+    wilds_per_meld: int = 1
+    #: tile values (B25): joker, any 2, the 1, 8..13 (high), 3..7 (low)
+    tile_values: Mapping[str, int] = field(
+        default_factory=lambda: {"joker": 50, "two": 20, "ace": 15, "high": 10, "low": 5}
+    )
+    #: canasta bonuses (B14, V1): clean, dirty, real (13-tile clean run), ace_to_ace
+    #: (14-tile clean run 1..1); 0 means no special bonus (the clean bonus applies)
+    canasta_bonus: Mapping[str, int] = field(
+        default_factory=lambda: {"clean": 200, "dirty": 100, "real": 0, "ace_to_ace": 0}
+    )
+    #: to close, a side needs a clean canasta (not just any canasta) (B22)
+    close_requires_clean_canasta: bool = False
+    #: bonus for the side that closes (B26)
+    closing_bonus: int = 100
+    #: penalty for a side that never took its muerto (B26)
+    muerto_penalty: int = 100
+    #: the top tile of a taken discard pile must be melded that turn (V3)
+    pile_top_must_be_melded: bool = False
+    #: an indirect muerto not yet played when the hand ends costs -100 as if
+    #: not taken, and its tiles are not counted (Part 2 table)
+    unplayed_indirect_muerto_counts_as_untaken: bool = False
+    #: mano's privilege on the first draw of a hand (B17)
+    mano_privilege: bool = True
+    #: match target (B28)
+    target: int = 3000
+    #: turns after which a hand is truncated (it can cycle for ever otherwise)
+    max_turns: int = 400
+
+    # ------------------------------------------------------------------ derived
+    @property
+    def cards(self) -> bool:
+        """Whether the game is played with cards (render and describe as cards)."""
+        return self.tile_set == "cards"
+
+    @property
+    def num_jokers(self) -> int:
+        return 0 if self.tile_set == "cards" else 2
+
+    def num_sides(self, num_players: int) -> int:
+        """Partnerships with 4 players (B3), individual sides otherwise (V4)."""
+        return 2 if num_players == 4 else num_players
+
+    def full_counts(self) -> np.ndarray:
+        """Count of each tile kind in the full set (B1, V2)."""
+        counts = np.full(NUM_KINDS, 2, dtype=np.int64)
+        counts[JOKER] = self.num_jokers
+        return counts
+
+    def tile_value_array(self) -> np.ndarray:
+        """Value of each tile kind (B25)."""
+        values = np.zeros(NUM_KINDS, dtype=np.int64)
+        for kind in range(NUM_KINDS):
+            values[kind] = self.value_of(kind)
+        return values
+
+    def value_of(self, kind: int) -> int:
+        if kind == JOKER:
+            return self.tile_values["joker"]
+        number = KIND_NUMBER_LIST[kind]
+        if number == 2:
+            return self.tile_values["two"]
+        if number == 1:
+            return self.tile_values["ace"]
+        return self.tile_values["high"] if number >= 8 else self.tile_values["low"]
+
+    def stock_size(self, num_players: int) -> int:
+        """Tiles left in the stock after the deal."""
+        total = int(self.full_counts().sum())
+        return total - num_players * self.hand_size[num_players] - self.num_sides(num_players) * self.muerto_size
+
+    def check_players(self, num_players: int) -> None:
+        if num_players not in self.players:
+            raise RulesError(
+                f"num_players={num_players} is not allowed by rules {self.name!r}: allowed player counts are {list(self.players)}"
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (YAML/JSON friendly)."""
+        out = dataclasses.asdict(self)
+        out["players"] = list(self.players)
+        out["hand_size"] = {int(k): int(v) for k, v in self.hand_size.items()}
+        out["tile_values"] = dict(self.tile_values)
+        out["canasta_bonus"] = dict(self.canasta_bonus)
+        return out
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+    def __hash__(self) -> int:
+        return hash(repr(sorted(self.to_dict().items(), key=lambda kv: kv[0])))
+
+
+FIELD_NAMES = tuple(f.name for f in dataclasses.fields(Rules))
+
+
+def _fail(field_name: str, reason: str) -> None:
+    raise RulesError(f"rules field {field_name!r}: {reason}")
+
+
+def _check_int(name: str, value: Any, low: int, high: int | None = None) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        _fail(name, f"expected an integer, got {type(value).__name__} {value!r}")
+    if value < low or (high is not None and value > high):
+        bound = f">= {low}" if high is None else f"between {low} and {high}"
+        _fail(name, f"must be {bound}, got {value}")
+
+
+def _check_bool(name: str, value: Any) -> None:
+    if not isinstance(value, bool):
+        _fail(name, f"expected true or false, got {type(value).__name__} {value!r}")
+
+
+def _validate(rules: Rules) -> None:
+    if not isinstance(rules.name, str) or not rules.name:
+        _fail("name", "expected a non-empty string")
+    if rules.tile_set not in TILE_SETS:
+        _fail("tile_set", f"expected one of {list(TILE_SETS)}, got {rules.tile_set!r}")
+    if not rules.players:
+        _fail("players", "expected a non-empty list of player counts")
+    for count in rules.players:
+        _check_int("players", count, 2, 4)
+    for key, value in rules.hand_size.items():
+        _check_int("hand_size", key, 2, 4)
+        _check_int(f"hand_size[{key}]", value, 1)
+    missing = [n for n in rules.players if n not in rules.hand_size]
+    if missing:
+        _fail("hand_size", f"no hand size for player count(s) {missing}")
+    _check_int("muerto_size", rules.muerto_size, 1)
+    for name in (
+        "sets_allowed",
+        "set_colours_distinct",
+        "close_requires_clean_canasta",
+        "pile_top_must_be_melded",
+        "unplayed_indirect_muerto_counts_as_untaken",
+        "mano_privilege",
+    ):
+        _check_bool(name, getattr(rules, name))
+    _check_int("wilds_per_meld", rules.wilds_per_meld, 1, 1)
+    _check_mapping("tile_values", rules.tile_values, TILE_VALUE_KEYS)
+    _check_mapping("canasta_bonus", rules.canasta_bonus, CANASTA_BONUS_KEYS)
+    _check_int("closing_bonus", rules.closing_bonus, 0)
+    _check_int("muerto_penalty", rules.muerto_penalty, 0)
+    _check_int("target", rules.target, 1)
+    _check_int("max_turns", rules.max_turns, 1)
+    total = 104 + (0 if rules.tile_set == "cards" else 2)
+    for count in rules.players:
+        sides = 2 if count == 4 else count
+        dealt = count * rules.hand_size[count] + sides * rules.muerto_size
+        need = 2 if rules.mano_privilege else 1
+        if total - dealt < need:
+            _fail(
+                "hand_size",
+                f"cannot deal {count} hands of {rules.hand_size[count]} and {sides} muertos of "
+                f"{rules.muerto_size} from {total} tiles (the stock needs at least {need})",
+            )
+
+
+def _check_mapping(name: str, value: Any, keys: tuple[str, ...]) -> None:
+    if not isinstance(value, Mapping):
+        _fail(name, f"expected a mapping with keys {list(keys)}, got {value!r}")
+    unknown = sorted(set(value) - set(keys))
+    if unknown:
+        _fail(name, f"unknown key(s) {unknown}; expected {list(keys)}")
+    missing = [k for k in keys if k not in value]
+    if missing:
+        _fail(name, f"missing key(s) {missing}")
+    for key in keys:
+        _check_int(f"{name}.{key}", value[key], 0)
+
+
+def preset_names() -> list[str]:
+    """Names of the shipped presets."""
+    folder = resources.files("burako_env.presets")
+    return sorted(p.name[: -len(".yaml")] for p in folder.iterdir() if p.name.endswith(".yaml"))
+
+
+def _read_yaml(text: str, where: str) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise RulesError(f"{where}: not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise RulesError(f"{where}: expected a mapping of rule fields, got {type(data).__name__}")
+    return data
+
+
+def _merge(base: dict[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in overrides.items():
+        if key not in FIELD_NAMES:
+            raise RulesError(f"unknown rules field {key!r}; known fields: {', '.join(FIELD_NAMES)}")
+        if key in ("tile_values", "canasta_bonus", "hand_size") and isinstance(value, Mapping):
+            inner = dict(merged.get(key) or {})
+            inner.update(value)
+            value = inner
+        merged[key] = value
+    return merged
+
+
+def rules_from_dict(data: Mapping[str, Any]) -> Rules:
+    """Build a validated :class:`Rules` from plain data. A file may name a
+    ``preset`` to start from and override some fields on top of it (V5)."""
+    data = dict(data)
+    base: dict[str, Any] = {}
+    if "preset" in data:
+        preset = data.pop("preset")
+        base = load_rules(preset).to_dict()
+        base["name"] = data.get("name", f"{preset}*")
+    merged = _merge(base, data)
+    if "players" in merged:
+        if not isinstance(merged["players"], (list, tuple)):
+            _fail("players", f"expected a list of player counts, got {merged['players']!r}")
+        merged["players"] = tuple(merged["players"])
+    if "hand_size" in merged and not isinstance(merged["hand_size"], Mapping):
+        if isinstance(merged["hand_size"], int) and not isinstance(merged["hand_size"], bool):
+            merged["hand_size"] = {n: merged["hand_size"] for n in merged.get("players", (2, 4))}
+        else:
+            _fail("hand_size", f"expected a mapping player count -> tiles, or one integer; got {merged['hand_size']!r}")
+    return Rules(**merged)
+
+
+def load_rules(rules: str | Path | Mapping[str, Any] | Rules = "burako", overrides: Mapping[str, Any] | None = None) -> Rules:
+    """A preset name, a YAML path, a mapping or a Rules, with optional overrides."""
+    if isinstance(rules, Rules):
+        result = rules
+    elif isinstance(rules, Mapping):
+        result = rules_from_dict(rules)
+    elif isinstance(rules, (str, Path)):
+        text_rules = str(rules)
+        if text_rules.endswith((".yaml", ".yml")) or "/" in text_rules or isinstance(rules, Path):
+            path = Path(rules)
+            if not path.is_file():
+                raise RulesError(f"rules file {str(path)!r} does not exist")
+            result = rules_from_dict(_read_yaml(path.read_text(encoding="utf-8"), str(path)))
+        else:
+            names = preset_names()
+            if text_rules not in names:
+                raise RulesError(f"unknown rules preset {text_rules!r}; presets: {', '.join(names)}")
+            text = resources.files("burako_env.presets").joinpath(f"{text_rules}.yaml").read_text(encoding="utf-8")
+            result = rules_from_dict(_read_yaml(text, f"preset {text_rules}"))
+    else:
+        raise RulesError(f"rules must be a preset name, a YAML path, a mapping or a Rules, got {type(rules).__name__}")
+    if overrides:
+        result = rules_from_dict(_merge(result.to_dict(), overrides))
+    return result

@@ -1,0 +1,1 @@
+"""Rules presets, installed as the package ``burako_env.presets`` (see pyproject)."""
