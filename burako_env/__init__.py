@@ -1,8 +1,8 @@
 """burako_env: Burako as a pure engine and a PettingZoo AEC environment.
 
-    import burako_env
-    env = burako_env.env(num_players=2)      # rules="burako" by default
-    env.reset(seed=0)
+import burako_env
+env = burako_env.env(num_players=2)      # rules="burako" by default
+env.reset(seed=0)
 """
 
 from burako_env.actions import NUM_ACTIONS, describe_action

@@ -41,10 +41,12 @@ from burako_env.melds import (
     add_outcomes,
     allowed_patterns,
     canasta_bonus,
+    candidate_kinds,
     describe_meld,
     encode_meld,
     meld_kinds,
     meld_value,
+    patterns_available,
     qualifies_to_close,
 )
 from burako_env.rules import Rules, load_rules
@@ -92,7 +94,9 @@ class Tables:
         """Bool per kind: a tile of that kind can be added to ``meld``."""
         found = self._addable.get(meld)
         if found is None:
-            found = np.array([bool(self.outcomes(meld, k)) for k in range(NUM_KINDS)], dtype=bool)
+            found = np.zeros(NUM_KINDS, dtype=bool)
+            for kind in candidate_kinds(meld):
+                found[kind] = bool(self.outcomes(meld, kind))
             self._addable[meld] = found
         return found
 
@@ -138,37 +142,38 @@ class GameState:
     """A Burako match in progress: the current hand plus match scores (B28)."""
 
     __slots__ = (
-        "rules",
-        "t",
-        "num_players",
-        "num_sides",
-        "side_of",
-        "hands",
+        "_mask",
+        "addable",
+        "close_ready",
+        "closer",
+        "current",
+        "end_reason",
+        "hand_number",
+        "hand_scores",
         "hand_size",
-        "stock",
-        "pile",
-        "pile_counts",
-        "muertos",
+        "hands",
+        "known",
+        "mano",
+        "match_scores",
+        "match_winner",
+        "meld_enc",
+        "melds",
         "muerto_taken",
         "muerto_unplayed",
-        "melds",
-        "meld_enc",
-        "close_ready",
-        "known",
-        "phase",
-        "current",
-        "mano",
-        "turn",
-        "privilege_tile",
+        "muertos",
+        "num_players",
+        "num_sides",
         "pending",
+        "phase",
+        "pile",
+        "pile_counts",
         "pile_top_required",
-        "end_reason",
-        "closer",
-        "hand_scores",
-        "match_scores",
-        "hand_number",
-        "match_winner",
-        "_mask",
+        "privilege_tile",
+        "rules",
+        "side_of",
+        "stock",
+        "t",
+        "turn",
     )
 
     # ----------------------------------------------------------------- creation
@@ -189,6 +194,8 @@ class GameState:
         self.muerto_unplayed = [False] * num_players
         self.melds: list[list[Meld]] = [[] for _ in range(self.num_sides)]
         self.meld_enc = np.zeros((self.num_sides, A.MAX_MELD_SLOTS, MELD_FEATURE_SIZE), dtype=np.float32)
+        #: per side and slot, which tile kinds can be added (the ADD block of the mask)
+        self.addable = np.zeros((self.num_sides, A.MAX_MELD_SLOTS * NUM_KINDS), dtype=bool)
         self.close_ready = [False] * self.num_sides
         self.known = np.zeros((num_players, NUM_KINDS), dtype=np.int8)
         self.phase = Phase.HAND_OVER
@@ -241,6 +248,7 @@ class GameState:
         self.muerto_unplayed = [False] * n
         self.melds = [[] for _ in range(self.num_sides)]
         self.meld_enc[:] = 0
+        self.addable[:] = False
         self.close_ready = [False] * self.num_sides
         self.known[:] = 0
         self.mano = mano
@@ -324,14 +332,11 @@ class GameState:
         present = hand > 0
         if self.pile_top_required < 0:
             mask[A.DISCARD_BASE : A.MELD_BASE] = present
-        counts = np.empty(NUM_KINDS + 1, dtype=np.int8)
-        counts[:NUM_KINDS] = hand
-        counts[NUM_KINDS] = 127
-        mask[A.MELD_BASE : A.ADD_BASE] = (counts[PATTERN_KINDS] >= PATTERN_NEEDS).all(axis=1) & self.t.allowed
-        base = A.ADD_BASE
-        for meld in self.melds[side]:
-            mask[base : base + NUM_KINDS] = self.t.addable(meld) & present
-            base += NUM_KINDS
+        mask[A.MELD_BASE : A.ADD_BASE] = patterns_available(hand) & self.t.allowed
+        used = len(self.melds[side]) * NUM_KINDS
+        if used:
+            adds = self.addable[side, :used].reshape(-1, NUM_KINDS) & present
+            mask[A.ADD_BASE : A.ADD_BASE + used] = adds.reshape(-1)
         if self._constrained(p):
             self._filter_constrained(mask, p)
         return mask
@@ -409,7 +414,9 @@ class GameState:
         left = self.hand_size[p] - int(used.sum())
         required = self.pile_top_required
         if required >= 0:
-            melded_required = (added_kind == required) or (melds_required >= 0 and PATTERN_COUNTS[melds_required, required] > 0)
+            melded_required = (added_kind == required) or (
+                melds_required >= 0 and PATTERN_COUNTS[melds_required, required] > 0
+            )
             if melded_required:
                 required = -1
         ready = any(qualifies_to_close(m, self.rules) for m in new_melds)
@@ -431,9 +438,7 @@ class GameState:
             return True
         # B23: one tile left, muerto taken, no canasta: it must be able to close.
         last = int(np.flatnonzero(hand)[0])
-        return any(
-            qualifies_to_close(o, self.rules) for m in new_melds for o in self.t.outcomes(m, last)
-        )
+        return any(qualifies_to_close(o, self.rules) for m in new_melds for o in self.t.outcomes(m, last))
 
     def _kind_meldable(self, kind: int, hand: np.ndarray, melds: list[Meld]) -> bool:
         for meld in melds:
@@ -557,6 +562,7 @@ class GameState:
 
     def _meld_changed(self, side: int, slot: int, meld: Meld) -> None:
         self.meld_enc[side, slot] = self.t.encoded(meld)
+        self.addable[side, slot * NUM_KINDS : (slot + 1) * NUM_KINDS] = self.t.addable(meld)
         self.close_ready[side] = any(qualifies_to_close(m, self.rules) for m in self.melds[side])
 
     def _after_meld(self, p: int) -> None:
@@ -666,6 +672,7 @@ class GameState:
         new.muerto_unplayed = self.muerto_unplayed[:]
         new.melds = [m[:] for m in self.melds]
         new.meld_enc = self.meld_enc.copy()
+        new.addable = self.addable.copy()
         new.close_ready = self.close_ready[:]
         new.known = self.known.copy()
         new.phase = self.phase
@@ -741,7 +748,7 @@ class GameState:
                     text += ", then choose the end"
                 return text
         if what == A.CHOOSE and self.pending is not None and a < len(self.pending[2]):
-            slot, kind, outcomes = self.pending
+            slot, _kind, outcomes = self.pending
             end = "low end" if a == 0 else "high end"
             return f"{end}: meld {slot} becomes {describe_meld(outcomes[a], cards)}"
         return A.describe_action(action, cards)
@@ -852,5 +859,8 @@ class GameState:
         """Raise ValueError if E1 fails."""
         counts = self.tile_counts()
         if not np.array_equal(counts, self.t.full_counts):
-            diff = {tile_name(k): int(counts[k] - self.t.full_counts[k]) for k in np.flatnonzero(counts != self.t.full_counts)}
+            diff = {
+                tile_name(k): int(counts[k] - self.t.full_counts[k])
+                for k in np.flatnonzero(counts != self.t.full_counts)
+            }
             raise ValueError(f"tile conservation (E1) broken: surplus/deficit by kind {diff}")

@@ -23,7 +23,7 @@ score: players can trade the discard pile back and forth for ever.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
@@ -49,8 +49,13 @@ def env(**kwargs: Any) -> AECEnv:
     return wrappers.OrderEnforcingWrapper(wrapped)
 
 
-class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
-    metadata = {"name": "burako_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False, "render_fps": 1}
+class raw_env(AECEnv):
+    metadata: ClassVar[dict[str, Any]] = {
+        "name": "burako_v0",
+        "render_modes": ["ansi", "human"],
+        "is_parallelizable": False,
+        "render_fps": 1,
+    }
 
     def __init__(
         self,

@@ -196,7 +196,7 @@ def describe_meld(meld: Meld, cards: bool = False) -> str:
         parts = []
         for pos in range(meld.lo, meld.hi + 1):
             if pos == meld.wild_pos:
-                parts.append("★" if meld.wild_kind == JOKER else short_name(meld.wild_kind, cards))
+                parts.append("★" if meld.wild_kind == JOKER else f"[{short_name(meld.wild_kind, cards)}]")
             else:
                 label = short_name(kind_at(colour, pos), cards)
                 parts.append(label if cards else label[1:])
@@ -281,6 +281,40 @@ PATTERN_COUNTS = np.zeros((NUM_PATTERNS, NUM_KINDS), dtype=np.int8)
 for _i, _m in enumerate(PATTERNS):
     for _k in meld_kinds(_m):
         PATTERN_COUNTS[_i, _k] += 1
+
+
+# Pattern i is available iff HAVE[I0[i]] & HAVE[I1[i]] & HAVE[I2[i]], where
+# HAVE = [count >= 1 (53 kinds), count >= 2 (53), True] and I* index it by
+# (need - 1) * 53 + kind; unused slots point at the final True.
+_HAVE_SIZE = 2 * NUM_KINDS + 1
+_PATTERN_INDEX3 = np.where(
+    PATTERN_KINDS < NUM_KINDS, (PATTERN_NEEDS.astype(np.intp) - 1) * NUM_KINDS + PATTERN_KINDS, _HAVE_SIZE - 1
+)
+assert PATTERN_NEEDS.max() <= 2
+_I0, _I1, _I2 = (np.ascontiguousarray(_PATTERN_INDEX3[:, j]) for j in range(3))
+
+
+def patterns_available(hand: np.ndarray) -> np.ndarray:
+    """Bool per pattern: the hand (counts per kind) holds its tiles."""
+    have = np.empty(_HAVE_SIZE, dtype=bool)
+    np.greater_equal(hand, 1, out=have[:NUM_KINDS])
+    np.greater_equal(hand, 2, out=have[NUM_KINDS : 2 * NUM_KINDS])
+    have[-1] = True
+    out = have[_I0]
+    out &= have[_I1]
+    out &= have[_I2]
+    return out
+
+
+def candidate_kinds(meld: Meld) -> list[int]:
+    """The kinds that could possibly be added to a meld (the rest never can):
+    its colour's tiles and the wilds for a run, its number's tiles and the
+    wilds for a set."""
+    if meld.is_run:
+        kinds = [kind_of(meld.colour, n) for n in range(1, 14)]
+    else:
+        kinds = [kind_of(c, meld.number) for c in range(NUM_COLOURS)]
+    return kinds + [k for k in WILD_KINDS if k not in kinds]
 
 
 def allowed_patterns(rules: Rules) -> np.ndarray:

@@ -127,7 +127,8 @@ class Rules:
     def check_players(self, num_players: int) -> None:
         if num_players not in self.players:
             raise RulesError(
-                f"num_players={num_players} is not allowed by rules {self.name!r}: allowed player counts are {list(self.players)}"
+                f"num_players={num_players} is not allowed by rules {self.name!r}: "
+                f"allowed player counts are {list(self.players)}"
             )
 
     def to_dict(self) -> dict[str, Any]:
@@ -275,7 +276,9 @@ def rules_from_dict(data: Mapping[str, Any]) -> Rules:
     return Rules(**merged)
 
 
-def load_rules(rules: str | Path | Mapping[str, Any] | Rules = "burako", overrides: Mapping[str, Any] | None = None) -> Rules:
+def load_rules(
+    rules: str | Path | Mapping[str, Any] | Rules = "burako", overrides: Mapping[str, Any] | None = None
+) -> Rules:
     """A preset name, a YAML path, a mapping or a Rules, with optional overrides."""
     if isinstance(rules, Rules):
         result = rules

@@ -1,0 +1,236 @@
+"""Burako throughput with uniformly random legal play, beside the anchors.
+
+Modes (one full hand per game, ``match=False``, default rules "burako"):
+
+- ``aec``: the user loop through ``burako_env.env(num_players=n)`` (with
+  PettingZoo's wrappers)::
+
+      env.reset(seed=s)
+      for agent in env.agent_iter():
+          obs, rew, term, trunc, info = env.last()
+          action = None if (term or trunc) else random legal index of obs["action_mask"]
+          env.step(action)
+
+  "agent steps" counts env.step calls with a real action; the env.step(None)
+  calls that retire finished agents are counted apart as dead_steps.
+- ``raw_aec``: the same loop on the unwrapped ``burako_env.raw_env``.
+- ``engine``: bare ``GameState``: ``legal_mask()`` and ``apply(a)`` every step,
+  no observation.
+- ``engine_obs``: ``engine`` plus ``Observer(n, rules).encode(state, current)``
+  every step (a fresh array, as the env's ``observe`` does).
+
+Game i uses seed S+i (``reset(seed=S+i)``, or ``np.random.default_rng(S+i)``
+for the engine modes); the action choice uses ``random.Random(S)``, as the
+anchors do. The RESULT line has the anchors' common.py format.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import platform
+import random
+import sys
+import time
+import warnings
+
+import numpy as np
+
+warnings.filterwarnings("ignore")
+
+MODES = ("aec", "raw_aec", "engine", "engine_obs")
+
+
+def make_parser(description: str, default_games: int) -> argparse.ArgumentParser:
+    """The anchors' CLI (common.py): --games, --seed, --warmup, --tag."""
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--games", type=int, default=default_games, help="number of timed games (default: %(default)s)")
+    p.add_argument("--seed", type=int, default=0, help="base seed; game i uses seed base+i (default: %(default)s)")
+    p.add_argument(
+        "--warmup",
+        type=int,
+        default=3,
+        help="untimed warm-up games played first, seeds 10**6+i (default: %(default)s)",
+    )
+    p.add_argument("--tag", default="", help="free-form label copied into the JSON line")
+    return p
+
+
+class Timer:
+    """Wall-clock (perf_counter) and process CPU time (process_time) together."""
+
+    def __enter__(self) -> Timer:
+        self.w0 = time.perf_counter()
+        self.c0 = time.process_time()
+        return self
+
+    def __exit__(self, *exc: object) -> bool:
+        self.wall = time.perf_counter() - self.w0
+        self.cpu = time.process_time() - self.c0
+        return False
+
+
+def report(bench: str, args: argparse.Namespace, timer: Timer, games: int, agent_steps: int, extra: dict) -> dict:
+    """A readable summary and a RESULT line, exactly as the anchors' common.report."""
+    res = {
+        "bench": bench,
+        "tag": args.tag,
+        "games": games,
+        "agent_steps": agent_steps,
+        "wall_s": round(timer.wall, 4),
+        "cpu_s": round(timer.cpu, 4),
+        "steps_per_s": round(agent_steps / timer.wall, 1),
+        "games_per_s": round(games / timer.wall, 3),
+        "steps_per_game": round(agent_steps / games, 2),
+        "cpu_steps_per_s": round(agent_steps / timer.cpu, 1) if timer.cpu > 0 else None,
+        "seed": args.seed,
+        "python": platform.python_version(),
+    }
+    res.update(extra)
+    print(f"== {bench} {args.tag}".rstrip())
+    print(f"games              {games}")
+    print(f"agent steps        {agent_steps}")
+    print(f"wall seconds       {timer.wall:.3f}  (cpu {timer.cpu:.3f})")
+    print(f"steps/s            {agent_steps / timer.wall:,.0f}")
+    print(f"games/s            {games / timer.wall:,.2f}")
+    print(f"mean steps/game    {agent_steps / games:.2f}")
+    for k, v in extra.items():
+        print(f"{k:<18} {v}")
+    print("RESULT " + json.dumps(res, sort_keys=True))
+    sys.stdout.flush()
+    return res
+
+
+def new_stats() -> dict:
+    return {
+        "steps": 0,
+        "dead": 0,
+        "forced": 0,
+        "legal_sum": 0,
+        "turns": 0,
+        "ends": collections.Counter(),
+    }
+
+
+def play_aec(env, rng: random.Random, seed: int, stats: dict) -> None:
+    """One episode through the AEC API: observation and mask fetched every step."""
+    env.reset(seed=seed)
+    steps = dead = forced = legal_sum = 0
+    for _agent in env.agent_iter():
+        obs, _rew, term, trunc, _info = env.last()
+        if term or trunc:
+            action = None
+            dead += 1
+        else:
+            legal = np.flatnonzero(obs["action_mask"])
+            n = len(legal)
+            legal_sum += n
+            if n == 1:
+                forced += 1
+            action = int(legal[rng.randrange(n)])
+            steps += 1
+        env.step(action)
+    state = env.unwrapped.game
+    stats["steps"] += steps
+    stats["dead"] += dead
+    stats["forced"] += forced
+    stats["legal_sum"] += legal_sum
+    stats["turns"] += state.turn
+    stats["ends"][state.end_reason] += 1
+
+
+def play_engine(rules, num_players: int, observer, rng: random.Random, seed: int, stats: dict) -> None:
+    """One hand on the bare engine: mask every step, observation if ``observer``."""
+    from burako_env.engine import GameState, Phase
+
+    state = GameState.new_game(np.random.default_rng(seed), rules, num_players)
+    steps = forced = legal_sum = 0
+    hand_over = Phase.HAND_OVER
+    while state.phase != hand_over:
+        if observer is not None:
+            observer.encode(state, state.current)
+        legal = np.flatnonzero(state.legal_mask())
+        n = len(legal)
+        legal_sum += n
+        if n == 1:
+            forced += 1
+        state.apply(int(legal[rng.randrange(n)]))
+        steps += 1
+    stats["steps"] += steps
+    stats["forced"] += forced
+    stats["legal_sum"] += legal_sum
+    stats["turns"] += state.turn
+    stats["ends"][state.end_reason] += 1
+
+
+def main() -> None:
+    p = make_parser(__doc__.splitlines()[0], default_games=100)
+    p.add_argument("--mode", choices=MODES, default="aec", help="what to drive (default: %(default)s)")
+    p.add_argument("--players", type=int, choices=(2, 4), default=2, help="number of players (default: %(default)s)")
+    args = p.parse_args()
+
+    import pettingzoo
+
+    import burako_env
+    from burako_env import actions as A
+    from burako_env.observation import Observer
+    from burako_env.rules import load_rules
+
+    n = args.players
+    rules = load_rules("burako")
+    if args.mode in ("aec", "raw_aec"):
+        env = burako_env.env(num_players=n) if args.mode == "aec" else burako_env.raw_env(num_players=n)
+        env.reset(seed=args.seed)
+        agent0 = env.possible_agents[0]
+        obs_shape = list(env.observation_space(agent0)["observation"].shape)
+        obs_dtype = str(env.observation_space(agent0)["observation"].dtype)
+        action_space = int(env.action_space(agent0).n)
+
+        def play(rng: random.Random, seed: int, stats: dict) -> None:
+            play_aec(env, rng, seed, stats)
+
+    else:
+        observer = Observer(n, rules) if args.mode == "engine_obs" else None
+        obs_shape = [Observer(n, rules).size] if observer is not None else None
+        obs_dtype = "float32" if observer is not None else None
+        action_space = A.NUM_ACTIONS
+
+        def play(rng: random.Random, seed: int, stats: dict) -> None:
+            play_engine(rules, n, observer, rng, seed, stats)
+
+    rng = random.Random(args.seed)
+    warm = new_stats()
+    for i in range(args.warmup):
+        play(rng, 10**6 + i, warm)
+
+    stats = new_stats()
+    rng = random.Random(args.seed)
+    with Timer() as t:
+        for i in range(args.games):
+            play(rng, args.seed + i, stats)
+
+    games = args.games
+    extra = {
+        "mode": args.mode,
+        "players": n,
+        "forced_steps": stats["forced"],
+        "forced_frac": round(stats["forced"] / stats["steps"], 3),
+        "mean_legal_actions": round(stats["legal_sum"] / stats["steps"], 2),
+        "mean_turns_per_hand": round(stats["turns"] / games, 2),
+        "steps_per_turn": round(stats["steps"] / max(stats["turns"], 1), 2),
+        "end_reasons": dict(sorted(stats["ends"].items(), key=lambda kv: str(kv[0]))),
+        "obs_shape": obs_shape,
+        "obs_dtype": obs_dtype,
+        "action_space": action_space,
+        "burako_env": burako_env.__version__,
+        "pettingzoo": pettingzoo.__version__,
+        "numpy": np.__version__,
+    }
+    if args.mode in ("aec", "raw_aec"):
+        extra = {"dead_steps": stats["dead"], **extra}
+    report(f"burako_{args.mode}_{n}p", args, t, games, stats["steps"], extra)
+
+
+if __name__ == "__main__":
+    main()
