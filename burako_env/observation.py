@@ -8,7 +8,7 @@ side (``own, next, ...``). With 4 players there are 2 sides (partnerships).
 |--------------------|--------------------|------------------------------------------------------------|
 | hand               | (53,)              | own tile counts per kind (0..2)                            |
 | privilege_tile     | (53,)              | the tile mano drew under B17, while he decides (own only)  |
-| melds              | (sides, 36, 59)    | every side's meld slots, ``melds.MELD_FEATURES`` each      |
+| melds              | (sides, 36, 60)    | every side's meld slots, ``melds.MELD_FEATURES`` each      |
 | pile_counts        | (53,)              | discard pile counts per kind                               |
 | pile_top           | (53,)              | one-hot top tile of the pile                               |
 | pile_size          | (1,)               | tiles in the pile / 106                                    |
@@ -21,7 +21,7 @@ side (``own, next, ...``). With 4 players there are 2 sides (partnerships).
 | phase              | (4,)               | one-hot DRAW, PRIVILEGE, PLAY, CHOOSE_END                  |
 | pending_tile       | (53,)              | CHOOSE_END: the tile being added                           |
 | pending_slot       | (36,)              | CHOOSE_END: the own meld slot it goes to                   |
-| pending_options    | (2, 59)            | CHOOSE_END: the meld after option 0 / option 1             |
+| pending_options    | (2, 60)            | CHOOSE_END: the meld after option 0 / option 1             |
 | pile_top_required  | (53,)              | V3: the taken pile's top tile that must still be melded    |
 | mano               | (players,)         | one-hot: who is mano this hand                             |
 | turn               | (1,)               | turns played this hand / max_turns                         |
