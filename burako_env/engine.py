@@ -34,8 +34,6 @@ from burako_env import actions as A
 from burako_env.melds import (
     MELD_FEATURE_SIZE,
     PATTERN_COUNTS,
-    PATTERN_KINDS,
-    PATTERN_NEEDS,
     PATTERNS,
     Meld,
     add_outcomes,
@@ -306,11 +304,25 @@ class GameState:
 
     # ----------------------------------------------------------------- mask
     def _compute_mask(self) -> np.ndarray:
+        mask = self._base_mask()
+        phase = self.phase
+        if phase == Phase.DRAW:
+            if mask[A.TAKE_PILE] and self.rules.pile_top_must_be_melded and not self._pile_take_ok():
+                mask[A.TAKE_PILE] = 0
+        elif phase in (Phase.PLAY, Phase.CHOOSE_END) and self._constrained():
+            for action in np.flatnonzero(mask).tolist():
+                if not self._action_ok(action):
+                    mask[action] = 0
+        return mask
+
+    def _base_mask(self) -> np.ndarray:
+        """The mask by the meld rules alone, before the look-ahead of
+        :meth:`_action_ok` (exact whenever :meth:`_constrained` is False)."""
         mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
         phase = self.phase
         if phase == Phase.DRAW:
             mask[A.DRAW_STOCK] = 1
-            if self.pile and self._pile_take_allowed():
+            if self.pile:
                 mask[A.TAKE_PILE] = 1
             return mask
         if phase == Phase.PRIVILEGE:
@@ -319,10 +331,7 @@ class GameState:
             return mask
         if phase == Phase.CHOOSE_END:
             assert self.pending is not None
-            slot, kind, outcomes = self.pending
-            for i, meld in enumerate(outcomes):
-                if self._placement_ok(slot, kind, meld):
-                    mask[A.CHOOSE_BASE + i] = 1
+            mask[A.CHOOSE_BASE : A.CHOOSE_BASE + len(self.pending[2])] = 1
             return mask
         if phase != Phase.PLAY:
             return mask
@@ -337,117 +346,68 @@ class GameState:
         if used:
             adds = self.addable[side, :used].reshape(-1, NUM_KINDS) & present
             mask[A.ADD_BASE : A.ADD_BASE + used] = adds.reshape(-1)
-        if self._constrained(p):
-            self._filter_constrained(mask, p)
         return mask
 
-    def _pile_take_allowed(self) -> bool:
-        """V3: with the top-tile rule, the pile may be taken only if its top
-        tile can be melded with the hand plus the pile (or added to a meld)."""
-        if not self.rules.pile_top_must_be_melded:
-            return True
-        p = self.current
-        top = self.pile[-1]
-        counts = self.hands[p].astype(np.int64) + self.pile_counts
-        return self._can_meld_kind(p, top, counts)
-
-    def _can_meld_kind(self, p: int, kind: int, counts: np.ndarray) -> bool:
-        """Whether a tile of ``kind`` can go into a meld given hand ``counts``."""
-        for meld in self.melds[self.side_of[p]]:
-            if self.t.addable(meld)[kind]:
-                return True
-        uses = PATTERN_COUNTS[:, kind] > 0
-        ext = np.append(counts, 127)
-        ok = (ext[PATTERN_KINDS[uses]] >= PATTERN_NEEDS[uses]).all(axis=1) & self.t.allowed[uses]
-        return bool(ok.any())
-
-    def _constrained(self, p: int) -> bool:
-        """Whether some PLAY actions need an exact look-ahead: B23 (muerto
-        taken, no canasta yet, few tiles left) or a pending V3 top tile."""
-        side = self.side_of[p]
+    def _constrained(self) -> bool:
+        """Whether some PLAY/CHOOSE_END actions could break B23 or V3 or leave
+        the player stuck (E3), so each needs the exact look-ahead. Otherwise
+        the base mask is exact: with 5+ tiles any play leaves 2+, and a
+        discard that keeps a tile always ends the turn legally."""
         if self.pile_top_required >= 0:
             return True
+        p = self.current
+        side = self.side_of[p]
         return self.muerto_taken[side] and not self.close_ready[side] and self.hand_size[p] <= 4
 
-    def _filter_constrained(self, mask: np.ndarray, p: int) -> None:
-        for action in np.flatnonzero(mask).tolist():
-            if not self._play_action_ok(action, p):
-                mask[action] = 0
+    def _action_ok(self, action: int) -> bool:
+        """Exact legality of a base-legal PLAY or CHOOSE_END action: it breaks
+        no rule (B23: no emptying the hand without the canasta to close; V3:
+        no discard while the taken pile's top tile is unmelded) and leaves the
+        player a way to go on (E3)."""
+        if self.pile_top_required >= 0 and A.DISCARD_BASE <= action < A.MELD_BASE:
+            return False  # V3
+        child = self.clone()
+        child._mask = None
+        child._apply_unchecked(action)
+        return child._legal_after(self.current)
 
-    def _play_action_ok(self, action: int, p: int) -> bool:
-        what, a, b = A.decode(action)
-        if what == A.DISCARD:
-            return self._discard_ok(p, a)
-        if what == A.MELD:
-            new_melds = [*self.melds[self.side_of[p]], PATTERNS[a]]
-            return self._after_play_ok(p, PATTERN_COUNTS[a], new_melds, melds_required=a)
-        slot, kind = a, b
-        return any(self._placement_ok(slot, kind, m) for m in self.t.outcomes(self.melds[self.side_of[p]][slot], kind))
-
-    def _discard_ok(self, p: int, kind: int) -> bool:
-        if self.pile_top_required >= 0:
-            return False
-        if self.hand_size[p] > 1:
+    def _legal_after(self, player: int) -> bool:
+        """Judge the state just reached by ``player``'s own action."""
+        if self.phase == Phase.HAND_OVER:
+            if self.end_reason == CLOSED:
+                return self.close_ready[self.side_of[player]]  # B22/B23
             return True
-        side = self.side_of[p]
-        return not self.muerto_taken[side] or self.close_ready[side]
+        if self.current != player or self.phase not in (Phase.PLAY, Phase.CHOOSE_END):
+            return True  # the turn ended
+        return self._alive()
 
-    def _placement_ok(self, slot: int, kind: int, meld: Meld) -> bool:
+    def _alive(self) -> bool:
+        """Whether the player to act in PLAY/CHOOSE_END has a legal action."""
+        if self.phase == Phase.CHOOSE_END:
+            assert self.pending is not None
+            return any(self._action_ok(A.CHOOSE_BASE + i) for i in range(len(self.pending[2])))
         p = self.current
-        new_melds = list(self.melds[self.side_of[p]])
-        new_melds[slot] = meld
-        used = np.zeros(NUM_KINDS, dtype=np.int8)
-        used[kind] = 1
-        return self._after_play_ok(p, used, new_melds, added_kind=kind)
-
-    def _after_play_ok(
-        self,
-        p: int,
-        used: np.ndarray,
-        new_melds: list[Meld],
-        melds_required: int = -1,
-        added_kind: int = -1,
-    ) -> bool:
-        """Whether the state after melding ``used`` tiles into ``new_melds``
-        is not a dead end (E3) and breaks no rule (B23, V3)."""
         side = self.side_of[p]
-        left = self.hand_size[p] - int(used.sum())
         required = self.pile_top_required
-        if required >= 0:
-            melded_required = (added_kind == required) or (
-                melds_required >= 0 and PATTERN_COUNTS[melds_required, required] > 0
-            )
-            if melded_required:
-                required = -1
-        ready = any(qualifies_to_close(m, self.rules) for m in new_melds)
-        muerto = self.muerto_taken[side]
-        if left == 0:
-            if not muerto:
-                return True  # direct muerto take (B20); a pending V3 tile was melded or survives
-            return ready and required < 0  # closing (B22/B23)
-        hand = self.hands[p].astype(np.int64) - used
-        if required >= 0:
-            # V3: the required tile must still be meldable from what is left.
-            if hand[required] <= 0 or not self._kind_meldable(required, hand, new_melds):
-                return False
-            if left == 1 and muerto and not ready:
-                # melding it empties the hand, which must then close (B23)
-                return any(qualifies_to_close(o, self.rules) for m in new_melds for o in self.t.outcomes(m, required))
-            return True
-        if left >= 2 or not muerto or ready:
-            return True
-        # B23: one tile left, muerto taken, no canasta: it must be able to close.
-        last = int(np.flatnonzero(hand)[0])
-        return any(qualifies_to_close(o, self.rules) for m in new_melds for o in self.t.outcomes(m, last))
+        if required < 0:
+            if self.hand_size[p] >= 2 or not self.muerto_taken[side] or self.close_ready[side]:
+                return True  # a discard is legal
+            last = int(np.flatnonzero(self.hands[p])[0])  # B23: the last tile must close
+            return any(qualifies_to_close(o, self.rules) for m in self.melds[side] for o in self.t.outcomes(m, last))
+        # V3: some action that melds the required tile directly must be legal.
+        base = self._base_mask()
+        candidates = [A.MELD_BASE + int(i) for i in np.flatnonzero(PATTERN_COUNTS[:, required] > 0)]
+        candidates += [A.add_action(j, required) for j in range(len(self.melds[side]))]
+        return any(base[a] and self._action_ok(a) for a in candidates)
 
-    def _kind_meldable(self, kind: int, hand: np.ndarray, melds: list[Meld]) -> bool:
-        for meld in melds:
-            if self.t.outcomes(meld, kind):
-                return True
-        uses = PATTERN_COUNTS[:, kind] > 0
-        ext = np.append(hand, 127)
-        ok = (ext[PATTERN_KINDS[uses]] >= PATTERN_NEEDS[uses]).all(axis=1) & self.t.allowed[uses]
-        return bool(ok.any())
+    def _pile_take_ok(self) -> bool:
+        """V3: the pile may be taken only if its top tile can then be melded
+        directly (in a new meld from hand plus pile, or added to one of the
+        side's melds as they stand), by a legal action."""
+        child = self.clone()
+        child._mask = None
+        child._apply_unchecked(A.TAKE_PILE)
+        return child._alive()
 
     # ----------------------------------------------------------------- apply
     def apply(self, action: int) -> None:
@@ -463,6 +423,10 @@ class GameState:
                 f"action {action} ({A.describe_action(action, self.rules.cards)}) is not legal for "
                 f"player {self.current} in phase {self.phase.name}"
             )
+        self._apply_unchecked(action)
+
+    def _apply_unchecked(self, action: int) -> None:
+        """The transition itself; legality was checked by the caller."""
         self._mask = None
         phase = self.phase
         p = self.current
@@ -496,8 +460,6 @@ class GameState:
                 self._meld(p, a)
             else:
                 outcomes = self.t.outcomes(self.melds[self.side_of[p]][a], b)
-                if self._constrained(p):
-                    outcomes = tuple(m for m in outcomes if self._placement_ok(a, b, m))
                 if len(outcomes) > 1:
                     self.pending = (a, b, outcomes)
                     self.phase = Phase.CHOOSE_END
