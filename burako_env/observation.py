@@ -26,6 +26,7 @@ side (``own, next, ...``). With 4 players there are 2 sides (partnerships).
 | mano               | (players,)         | one-hot: who is mano this hand                             |
 | turn               | (1,)               | turns played this hand / max_turns                         |
 | match_scores       | (sides,)           | match totals / target (can be negative)                    |
+| rules              | (20,)              | the table rules that change play (``RULE_FEATURES``)       |
 
 Nothing a seat cannot know is encoded (E2): other hands only through their
 sizes and the tiles they took with the pile; stock order and untaken muertos
@@ -34,6 +35,7 @@ never.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -46,6 +48,36 @@ from burako_env.tiles import NUM_KINDS
 
 TOTAL_TILES_SCALE = 106.0
 HAND_SIZE_SCALE = 30.0
+
+
+#: the rules segment: (name, how to read it from a Rules and a player count)
+RULE_FEATURES: tuple[tuple[str, Callable[[Rules, int], float]], ...] = (
+    ("cards", lambda r, n: float(r.cards)),
+    ("sets_allowed", lambda r, n: float(r.sets_allowed)),
+    ("set_colours_distinct", lambda r, n: float(r.set_colours_distinct)),
+    ("close_requires_clean_canasta", lambda r, n: float(r.close_requires_clean_canasta)),
+    ("pile_top_must_be_melded", lambda r, n: float(r.pile_top_must_be_melded)),
+    ("unplayed_indirect_muerto_counts_as_untaken", lambda r, n: float(r.unplayed_indirect_muerto_counts_as_untaken)),
+    ("mano_privilege", lambda r, n: float(r.mano_privilege)),
+    ("value_joker", lambda r, n: r.tile_values["joker"] / 50.0),
+    ("value_two", lambda r, n: r.tile_values["two"] / 50.0),
+    ("value_ace", lambda r, n: r.tile_values["ace"] / 50.0),
+    ("value_high", lambda r, n: r.tile_values["high"] / 50.0),
+    ("value_low", lambda r, n: r.tile_values["low"] / 50.0),
+    ("bonus_clean", lambda r, n: r.canasta_bonus["clean"] / 1000.0),
+    ("bonus_dirty", lambda r, n: r.canasta_bonus["dirty"] / 1000.0),
+    ("bonus_real", lambda r, n: r.canasta_bonus["real"] / 1000.0),
+    ("bonus_ace_to_ace", lambda r, n: r.canasta_bonus["ace_to_ace"] / 1000.0),
+    ("closing_bonus", lambda r, n: r.closing_bonus / 100.0),
+    ("muerto_penalty", lambda r, n: r.muerto_penalty / 100.0),
+    ("hand_size", lambda r, n: r.hand_size[n] / HAND_SIZE_SCALE),
+    ("target", lambda r, n: r.target / 3000.0),
+)
+
+
+def rule_features(rules: Rules, num_players: int) -> np.ndarray:
+    """The rules segment's values for a table (constant over a game)."""
+    return np.array([read(rules, num_players) for _, read in RULE_FEATURES], dtype=np.float32)
 
 
 class Segment(NamedTuple):
@@ -80,6 +112,7 @@ def _segment_shapes(num_players: int, num_sides: int) -> list[tuple[str, tuple[i
         ("mano", (num_players,)),
         ("turn", (1,)),
         ("match_scores", (num_sides,)),
+        ("rules", (len(RULE_FEATURES),)),
     ]
 
 
@@ -121,6 +154,8 @@ def observation_bounds(num_players: int, rules: Rules | None = None) -> tuple[np
         elif seg.name == "match_scores":
             low[sl] = -np.inf
             high[sl] = np.inf
+        elif seg.name == "rules":
+            high[sl] = np.inf
     return low, high
 
 
@@ -136,6 +171,7 @@ class Observer:
         self.max_turns = float(rules.max_turns)
         self.target = float(rules.target)
         self.meld_block = MAX_MELD_SLOTS * MELD_FEATURE_SIZE
+        self.rules_values = rule_features(rules, num_players)
 
     def encode(self, state: GameState, player: int, out: np.ndarray | None = None) -> np.ndarray:
         """The observation of ``player``. ``out`` (float32, zeroed here) is reused if given."""
@@ -190,4 +226,5 @@ class Observer:
             out[off["pile_top_required"] + state.pile_top_required] = 1.0
         out[off["mano"] + (state.mano - player) % n] = 1.0
         out[off["turn"]] = state.turn / self.max_turns
+        out[off["rules"] : off["rules"] + self.rules_values.size] = self.rules_values
         return out
