@@ -16,11 +16,11 @@ class RandomAgent:
         self.rng = np.random.default_rng(seed)
         self.seat = -1
 
-    def reset(self, seat: int, rules: Any = None) -> None:
+    def reset(self, seat: int, rules: Any = None, num_players: int = 2) -> None:
         """Called at the start of each hand with the agent's seat and the rules."""
         self.seat = seat
 
-    def act(self, observation: dict[str, np.ndarray]) -> int:
+    def act(self, observation: dict[str, np.ndarray], view: Any = None) -> int:
         legal = np.flatnonzero(observation["action_mask"])
         if legal.size == 0:
             raise ValueError("RandomAgent.act: the action mask has no legal action")

@@ -22,7 +22,7 @@ def play_hand(seed: int, num_players: int, rules: str, out: object = sys.stdout)
     env.reset(seed=seed)
     agents = {a: RandomAgent(seed=seed * 100 + i) for i, a in enumerate(env.possible_agents)}
     for i, agent in enumerate(agents.values()):
-        agent.reset(i, env.rules)
+        agent.reset(i, env.rules, num_players)
     print(f"Burako ({env.rules.name}), {num_players} players, seed {seed}", file=out)
     print(render_table(env.game, viewer=env.game.current), file=out)
     print("-" * 72, file=out)
