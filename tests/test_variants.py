@@ -1,0 +1,297 @@
+"""Scenario tests for the variants of RULES.md Part 2 (V1-V5) and each preset's
+differences from ``burako``. Expected scores are computed by hand in comments."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from burako_env import actions as A
+from burako_env.engine import CLOSED, GameState, Phase
+from burako_env.melds import PATTERN_INDEX, make_run
+from burako_env.render import render_table
+from burako_env.rules import load_rules
+from burako_env.scenario import build_state, pierna, run, tile
+
+
+def meld_action_for(meld) -> int:
+    return A.meld_action(PATTERN_INDEX[meld])
+
+
+def end_by_discard(state: GameState, kind: str) -> None:
+    state.apply(A.discard_action(tile(kind)))
+
+
+# --------------------------------------------------------------------------- V1: special canastas
+
+
+def test_v1_real_canasta_bonus_replaces_clean_bonus_in_burako_br() -> None:
+    """V1 / burako_br: a clean 13-tile run 1-13 scores 500 instead of 200; a
+    clean 14-tile run 1..1 scores 1000 instead of 200; a dirty one 100."""
+    real = run("red", 1, 13)
+    ace_to_ace = run("blue", 1, 14)
+    dirty13 = run("black", 1, 13, wild="*", at=7)
+    state = build_state(
+        2,
+        "burako_br",
+        hands={0: "Y5 Y9", 1: "K9"},
+        melds={0: [real, ace_to_ace], 1: [dirty13]},
+        muerto_taken={0: True, 1: True},
+    )
+    end_by_discard(state, "Y9")  # 1 tile left: the turn ends
+    scores = state.score_sides()
+    # side 0 (a 2 is worth 10 in burako_br): red 1..13 = 15 + 10 + 5*5 + 6*10 = 110;
+    #         blue 1..1 = 110 + 15 = 125 -> 235; bonuses 500 (real) + 1000 (1-to-1); hand Y5 = -5
+    assert scores[0].to_dict() == {
+        "melded": 235,
+        "canasta_bonus": 1500,
+        "closing_bonus": 0,
+        "hand_penalty": -5,
+        "muerto_penalty": 0,
+        "total": 1730,
+    }
+    # side 1: black 1..13 with a joker for the 7: 110 - 5 + 50 = 155, dirty 100
+    assert scores[1].to_dict()["melded"] == 155
+    assert scores[1].to_dict()["canasta_bonus"] == 100
+
+
+def test_v1_same_canastas_in_burako_score_only_the_clean_bonus() -> None:
+    state = build_state(2, "burako", hands={0: "Y5", 1: "K9"}, melds={0: [run("red", 1, 13), run("blue", 1, 14)]})
+    assert state.score_sides()[0].canasta_bonus == 400  # 200 + 200
+
+
+def test_v1_ace_to_ace_in_buraco_cards_and_v2_two_worth_ten() -> None:
+    """buraco_cards: a clean ace-to-ace run scores 1000; a 2 is worth 10 (V2 table)."""
+    state = build_state(
+        2,
+        "buraco_cards",
+        hands={0: "Y5", 1: "K9"},
+        melds={0: [run("red", 1, 14)], 1: [run("black", 3, 5, wild="B2", at=4)]},
+    )
+    scores = state.score_sides()
+    assert scores[0].canasta_bonus == 1000
+    # side 1: black 3 + 5 + blue 2 (10 in cards) = 5 + 5 + 10
+    assert scores[1].melded == 20
+
+
+def test_burako_br_two_worth_ten() -> None:
+    state = build_state(2, "burako_br", hands={0: "K2", 1: "R2 *"})
+    scores = state.score_sides()
+    assert scores[0].hand_penalty == 10
+    assert scores[1].hand_penalty == 60  # 10 + 50
+
+
+# --------------------------------------------------------------------------- V2: cards
+
+
+def test_v2_cards_have_no_jokers_and_the_twos_are_the_wilds() -> None:
+    rules = load_rules("buraco_cards")
+    state = GameState.new_game(np.random.default_rng(0), rules, 2)
+    assert int(state.t.full_counts.sum()) == 104
+    assert state.t.full_counts[52] == 0
+    assert state.tile_counts()[52] == 0
+    with pytest.raises(ValueError, match="joker"):
+        build_state(2, "buraco_cards", hands={0: "*"})
+    # a 2 is still wild: black 3-(red 2)-5 is a legal meld
+    state = build_state(2, "buraco_cards", hands={0: "K3 K5 R2 Y9"})
+    assert state.legal_mask()[meld_action_for(make_run(0, 3, 5, tile("R2"), 4))]
+
+
+def test_buraco_cards_sequences_only_no_sets() -> None:
+    state = build_state(2, "buraco_cards", hands={0: "K7 R7 B7 Y9 Y10 Y11"})
+    mask = state.legal_mask()
+    legal_melds = [a for a in np.flatnonzero(mask) if A.MELD_BASE <= a < A.ADD_BASE]
+    assert legal_melds == [meld_action_for(make_run(3, 9, 11))]
+    same = build_state(2, "burako", hands={0: "K7 R7 B7 Y9 Y10 Y11"})
+    assert same.legal_mask()[meld_action_for(pierna(7, "K R B"))]
+
+
+def test_buraco_cards_renders_as_cards() -> None:
+    state = build_state(2, "buraco_cards", hands={0: "K1 R11 B12 Y13 R2"}, melds={1: [run("red", 3, 5)]})
+    text = render_table(state, viewer=0)
+    assert "A♠" in text and "J♥" in text and "Q♦" in text and "K♣" in text and "2♥" in text
+    assert state.describe(A.discard_action(tile("R11"))) == "discard J♥"
+    assert "★" not in text
+
+
+def test_buraco_cards_needs_a_clean_canasta_to_close() -> None:
+    """buraco_cards: muerto taken and only a dirty canasta -> may not go out;
+    with a clean canasta -> closing by discard is legal."""
+    dirty = run("black", 3, 9, wild="R2", at=5)
+    state = build_state(2, "buraco_cards", hands={0: "Y5 Y9"}, melds={0: [dirty]}, muerto_taken={0: True})
+    state.apply(A.discard_action(tile("Y9")))  # leaves 1 tile: fine
+    state = build_state(2, "buraco_cards", hands={0: "Y5"}, melds={0: [dirty]}, muerto_taken={0: True})
+    assert not state.legal_mask()[A.discard_action(tile("Y5"))]
+    clean = run("black", 3, 9)
+    state = build_state(2, "buraco_cards", hands={0: "Y5"}, melds={0: [clean]}, muerto_taken={0: True})
+    assert state.legal_mask()[A.discard_action(tile("Y5"))]
+    state.apply(A.discard_action(tile("Y5")))
+    assert state.end_reason == CLOSED and state.hand_scores is not None
+    # same dirty canasta in burako closes fine
+    state = build_state(2, "burako", hands={0: "Y5"}, melds={0: [dirty]}, muerto_taken={0: True})
+    assert state.legal_mask()[A.discard_action(tile("Y5"))]
+
+
+def test_buraco_cards_adding_a_wild_to_the_only_clean_canasta_keeps_the_player_unstuck() -> None:
+    """E3 with clean-canasta-to-close: adding R2 as a wild would leave him with
+    one tile he could never play, so only the natural placement is offered."""
+    state = build_state(2, "buraco_cards", hands={0: "K2 Y9"}, melds={0: [run("black", 3, 8)]}, muerto_taken={0: True})
+    # K2 on black 3..8: natural on position 2 (clean 7-canasta) or wild at 9 (dirty)
+    add = A.add_action(0, tile("K2"))
+    assert state.legal_mask()[add]
+    state.apply(add)
+    assert state.phase == Phase.CHOOSE_END
+    mask = state.legal_mask()
+    assert mask[A.CHOOSE_BASE] == 1  # natural at the low end: clean canasta
+    assert mask[A.CHOOSE_BASE + 1] == 0  # wild at the high end: dirty, then stuck
+
+
+# --------------------------------------------------------------------------- V3: top tile
+
+
+def test_v3_taken_pile_top_must_be_melded_before_discarding() -> None:
+    state = build_state(2, "burako_casual", hands={0: "R5 R6 K9 Y1"}, pile="B11 R7", phase=Phase.DRAW, current=0)
+    assert state.legal_mask()[A.TAKE_PILE]
+    state.apply(A.TAKE_PILE)
+    assert state.pile_top_required == tile("R7")
+    mask = state.legal_mask()
+    assert not mask[A.DISCARD_BASE : A.MELD_BASE].any()  # no discard yet
+    meld = meld_action_for(run("red", 5, 7))
+    assert mask[meld]
+    state.apply(meld)
+    assert state.pile_top_required == -1
+    assert state.legal_mask()[A.discard_action(tile("K9"))]
+
+
+def test_v3_pile_cannot_be_taken_when_its_top_cannot_be_melded() -> None:
+    state = build_state(2, "burako_casual", hands={0: "R5 K9 Y1"}, pile="B11 R7", phase=Phase.DRAW)
+    assert not state.legal_mask()[A.TAKE_PILE]
+    assert state.legal_mask()[A.DRAW_STOCK]
+    # the same position in burako: free to take (B16)
+    free = build_state(2, "burako", hands={0: "R5 K9 Y1"}, pile="B11 R7", phase=Phase.DRAW)
+    assert free.legal_mask()[A.TAKE_PILE]
+
+
+def test_v3_pile_tiles_count_for_the_top_tile_meld_and_additions() -> None:
+    """V3: the meld may use tiles from the pile; adding the top to an own meld counts."""
+    state = build_state(2, "burako_casual", hands={0: "K9 Y1"}, pile="R5 R6 R7", phase=Phase.DRAW)
+    assert state.legal_mask()[A.TAKE_PILE]
+    state = build_state(
+        2, "burako_casual", hands={0: "K9 Y1"}, melds={0: [run("red", 4, 6)]}, pile="R7", phase=Phase.DRAW
+    )
+    assert state.legal_mask()[A.TAKE_PILE]
+    state.apply(A.TAKE_PILE)
+    assert state.legal_mask()[A.add_action(0, tile("R7"))]
+    assert not state.legal_mask()[A.discard_action(tile("K9"))]
+
+
+# --------------------------------------------------------------------------- distinct colours
+
+
+def test_burako_casual_sets_need_distinct_colours() -> None:
+    state = build_state(2, "burako_casual", hands={0: "K7 K7 R7 B7 Y9"}, melds={0: [pierna(8, "K R B")]})
+    mask = state.legal_mask()
+    assert mask[meld_action_for(pierna(7, "K R B"))]
+    assert not mask[meld_action_for(pierna(7, "K K R"))]
+    burako = build_state(2, "burako", hands={0: "K7 K7 R7 B7 Y9"})
+    assert burako.legal_mask()[meld_action_for(pierna(7, "K K R"))]
+    # additions: a fourth colour yes, a repeated colour no
+    state = build_state(2, "burako_casual", hands={0: "K8 Y8 Y9"}, melds={0: [pierna(8, "K R B")]})
+    mask = state.legal_mask()
+    assert mask[A.add_action(0, tile("Y8"))]
+    assert not mask[A.add_action(0, tile("K8"))]
+
+
+# --------------------------------------------------------------------------- unplayed indirect muerto
+
+
+@pytest.mark.parametrize(("preset", "penalised"), [("burako", False), ("burako_br", True), ("buraco_cards", True)])
+def test_indirect_muerto_not_yet_played_when_the_opponent_closes(preset: str, penalised: bool) -> None:
+    """Part 2 table: in burako_br and buraco_cards an indirect muerto not yet
+    played when the hand ends costs -100 as if not taken, its tiles not
+    counted; in burako its tiles count in hand (B26)."""
+    canasta = run("black", 3, 9)
+    state = build_state(
+        2,
+        preset,
+        hands={0: "Y5", 1: "K10"},
+        melds={1: [canasta]},
+        muerto_taken={1: True},
+        muertos={0: "R3 R4 R5 R6 R7 R8 R9 R10 R11 R12 R13"},
+        stock="K11",
+        current=0,
+    )
+    end_by_discard(state, "Y5")  # empties the hand: indirect take (B21)
+    assert state.muerto_taken[0] and state.muerto_unplayed[0]
+    assert state.current == 1 and state.phase == Phase.DRAW
+    state.apply(A.DRAW_STOCK)  # K11
+    state.apply(A.add_action(0, tile("K10")))
+    state.apply(A.add_action(0, tile("K11")))  # hand empty, canasta held: closes (B22)
+    assert state.end_reason == CLOSED and state.closer == 1
+    side0 = state.hand_scores[0].to_dict()
+    if penalised:
+        assert side0["hand_penalty"] == 0 and side0["muerto_penalty"] == -100
+    else:
+        # red 3..7 = 5 x 5 = 25, red 8..13 = 6 x 10 = 60: 85 in hand, muerto taken
+        assert side0["hand_penalty"] == -85 and side0["muerto_penalty"] == 0
+
+
+# --------------------------------------------------------------------------- mano's privilege
+
+
+@pytest.mark.parametrize(
+    ("preset", "privilege"),
+    [("burako", True), ("burako_royal", True), ("buraco_cards", False), ("burako_br", False), ("burako_casual", False)],
+)
+def test_mano_privilege_on_or_off(preset: str, privilege: bool) -> None:
+    """B17 per preset: the first decision is KEEP/REJECT only where the privilege is on."""
+    rules = load_rules(preset)
+    state = GameState.new_game(np.random.default_rng(3), rules, 2)
+    hand = rules.hand_size[2]
+    if privilege:
+        assert state.phase == Phase.PRIVILEGE
+        assert state.hand_size[state.mano] == hand + 1
+        assert state.legal_actions() == [A.KEEP, A.REJECT]
+    else:
+        assert state.phase == Phase.DRAW
+        assert state.hand_size[state.mano] == hand
+        assert state.legal_actions() == [A.DRAW_STOCK]
+
+
+# --------------------------------------------------------------------------- V4, V5
+
+
+def test_v4_three_player_casual_deal_and_individual_sides() -> None:
+    state = GameState.new_game(np.random.default_rng(5), "burako_casual", 3)
+    assert state.num_sides == 3 and state.side_of == (0, 1, 2)
+    assert state.hand_size == [14, 14, 14]
+    assert [len(m) for m in state.muertos] == [11, 11, 11]
+    assert len(state.stock) == 31
+    state.check_conservation()
+
+
+def test_v4_three_player_rewards_are_zero_sum() -> None:
+    state = build_state(3, "burako_casual", hands={0: "Y5", 1: "K9", 2: "R1"}, melds={0: [run("black", 3, 9)]})
+    state.hand_scores = state.score_sides()
+    rewards = state.side_rewards()
+    assert sum(rewards) == pytest.approx(0.0)
+    totals = [s.total for s in state.hand_scores]
+    assert rewards[0] == pytest.approx(totals[0] - (totals[1] + totals[2]) / 2)
+
+
+def test_v5_override_target_changes_match_end() -> None:
+    state = build_state(2, "burako", overrides={"target": 500}, hands={0: "Y5", 1: "K9"}, match_scores=[400, 0])
+    assert state.rules.target == 500
+    state2 = build_state(2, "burako", hands={0: "Y5", 1: "K9"}, match_scores=[400, 0])
+    assert state2.rules.target == 3000
+
+
+@pytest.mark.parametrize("preset", ["burako", "buraco_cards", "burako_br", "burako_royal", "burako_casual"])
+def test_every_preset_deals_as_its_table_says(preset: str) -> None:
+    rules = load_rules(preset)
+    for n in rules.players:
+        state = GameState.new_game(np.random.default_rng(n), rules, n)
+        drawn = 1 if rules.mano_privilege else 0
+        assert sum(state.hand_size) == n * rules.hand_size[n] + drawn
+        assert len(state.stock) == rules.stock_size(n) - drawn
+        state.check_conservation()
