@@ -32,14 +32,19 @@ def play_random(env, seed: int, rng: np.random.Generator) -> tuple[dict, dict]:
     return final_infos, final_rewards
 
 
-@pytest.mark.parametrize("num_players", [2, 4])
-def test_api_test(num_players: int) -> None:
-    api_test(burako_env.env(num_players=num_players), num_cycles=1000)
+PRESET_TABLES = [(name, n) for name in burako_env.preset_names() for n in burako_env.load_rules(name).players]
 
 
-@pytest.mark.parametrize("num_players", [2, 4])
-def test_seed_test(num_players: int) -> None:
-    seed_test(lambda: burako_env.env(num_players=num_players), num_cycles=500)
+@pytest.mark.parametrize(("rules", "num_players"), PRESET_TABLES)
+def test_api_test(rules: str, num_players: int) -> None:
+    """PettingZoo api_test for every preset x player count (B3, V4)."""
+    api_test(burako_env.env(rules=rules, num_players=num_players), num_cycles=1000)
+
+
+@pytest.mark.parametrize(("rules", "num_players"), PRESET_TABLES)
+def test_seed_test(rules: str, num_players: int) -> None:
+    """E4 through the env: same seed, same game, for every preset x player count."""
+    seed_test(lambda: burako_env.env(rules=rules, num_players=num_players), num_cycles=500)
 
 
 @pytest.mark.parametrize("num_players", [2, 4])
