@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Burako beside the anchors, in the same run. Usage (from anywhere):
-#   bash bench/run_bench.sh [REPEATS]      (default 3 rounds, ~2 min a round)
+#   bash bench/run_bench.sh [REPEATS]      (default 3 rounds, ~1.5 min a round on a 2-core machine)
 #
 # - Our benchmarks run with the project venv (.venv, override with OURPY).
 # - The anchors (PettingZoo gin_rummy_v4, RLCard, OpenSpiel) run with their own
@@ -88,15 +88,19 @@ run() {  # run CMD...
 OURS="$ROOT/bench/bench_burako.py"
 for r in $(seq 1 "$REPEATS"); do
   log "== round $r/$REPEATS  ($(date -u +%T), load $(cut -d' ' -f1-3 /proc/loadavg))"
-  run "$OURPY" "$OURS" --mode aec --players 2 --games 250 --tag "run$r"
-  run "$BPY" "$ANCHORS/bench_pz_gin_rummy.py" --games 200 --seed-mode each --tag "run$r"
-  run "$OURPY" "$OURS" --mode aec --players 4 --games 300 --tag "run$r"
-  run "$BPY" "$ANCHORS/bench_rlcard_gin_rummy.py" --games 600 --tag "run$r"
-  run "$OURPY" "$OURS" --mode raw_aec --players 2 --games 300 --tag "run$r"
-  run "$BPY" "$ANCHORS/bench_openspiel.py" --game gin_rummy --games 2000 --tag "run$r"
-  run "$OURPY" "$OURS" --mode engine --players 2 --games 400 --tag "run$r"
-  run "$BPY" "$ANCHORS/bench_openspiel.py" --game gin_rummy --games 2000 --obs --tag "run$r"
-  run "$OURPY" "$OURS" --mode engine_obs --players 2 --games 400 --tag "run$r"
+  run "$OURPY" "$OURS" --mode aec --players 2 --games 400 --tag "run$r"
+  run "$BPY" "$ANCHORS/bench_pz_gin_rummy.py" --games 300 --seed-mode each --tag "run$r"
+  run "$OURPY" "$OURS" --mode aec --players 4 --games 500 --tag "run$r"
+  run "$BPY" "$ANCHORS/bench_rlcard_gin_rummy.py" --games 1000 --tag "run$r"
+  run "$OURPY" "$OURS" --mode raw_aec --players 2 --games 500 --tag "run$r"
+  run "$BPY" "$ANCHORS/bench_openspiel.py" --game gin_rummy --games 3000 --tag "run$r"
+  run "$OURPY" "$OURS" --mode engine --players 2 --games 800 --tag "run$r"
+  run "$BPY" "$ANCHORS/bench_openspiel.py" --game gin_rummy --games 3000 --obs --tag "run$r"
+  run "$OURPY" "$OURS" --mode engine_obs --players 2 --games 600 --tag "run$r"
 done
-echo "loadavg at end: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT/env.txt"
+{
+  echo "date at end: $(date -u +%FT%TZ)"
+  echo "loadavg at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "uncommitted diff of burako_env/ sha1 at end: $(git -C "$ROOT" diff HEAD -- burako_env 2>/dev/null | sha1sum | cut -c1-12)"
+} >> "$OUT/env.txt"
 "$OURPY" "$ROOT/bench/summarize.py" "$OUT/results.jsonl" | tee "$OUT/table.md"

@@ -46,7 +46,7 @@ def obs_text(r: dict) -> str:
     shape = r.get("obs_shape")
     if shape is None:
         return "–"
-    return "(" + ",".join(str(s) for s in shape) + ")"
+    return "(" + ",".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
 def main(path: str) -> None:
@@ -85,6 +85,14 @@ def main(path: str) -> None:
             f"| {LABELS.get(key, key)} | {len(rs)} | {rs[0]['games']} | {fmt_range(sps)} | {fmt_range(gps, 1)} "
             f"| {statistics.median(csps):,.0f} | {spg:,.1f} | {rs[0]['forced_frac']} "
             f"| {obs_text(rs[0])} | {rs[0]['action_space']} | {ratio} | {per_round} |"
+        )
+
+    changed = [k for k in ordered if len({(r["games"], r["agent_steps"]) for r in groups[k]}) > 1]
+    if changed:
+        print()
+        print(
+            "**Warning**: the same games gave different step counts across rounds (the code changed "
+            f"during the run?): {', '.join(changed)}"
         )
 
     ours = [k for k in ordered if k.startswith("burako_")]
