@@ -650,7 +650,7 @@ class GameState:
         new.match_scores = self.match_scores[:]
         new.hand_number = self.hand_number
         new.match_winner = self.match_winner
-        new._mask = self._mask
+        new._mask = None if self._mask is None else self._mask.copy()
         return new
 
     def unseen_counts(self, player: int) -> np.ndarray:
@@ -690,7 +690,8 @@ class GameState:
             pos += size
         new.stock = pool[pos:]
         assert len(new.stock) == len(self.stock)
-        new._mask = None if player != self.current else self._mask
+        if player != self.current:
+            new._mask = None
         return new
 
     # ----------------------------------------------------------------- text

@@ -268,6 +268,11 @@ def rules_from_dict(data: Mapping[str, Any]) -> Rules:
         if not isinstance(merged["players"], (list, tuple)):
             _fail("players", f"expected a list of player counts, got {merged['players']!r}")
         merged["players"] = tuple(merged["players"])
+    if isinstance(merged.get("hand_size"), Mapping):
+        # JSON turns the integer player-count keys into strings: read them back.
+        merged["hand_size"] = {
+            (int(k) if isinstance(k, str) and k.isdigit() else k): v for k, v in merged["hand_size"].items()
+        }
     if "hand_size" in merged and not isinstance(merged["hand_size"], Mapping):
         if isinstance(merged["hand_size"], int) and not isinstance(merged["hand_size"], bool):
             merged["hand_size"] = {n: merged["hand_size"] for n in merged.get("players", (2, 4))}

@@ -1,0 +1,455 @@
+"""Game records: one JSON object per line, enough to replay a hand exactly (E4).
+
+A record holds the deal seed and every action, so the whole hand can be
+rebuilt with :func:`replay`; the descriptions, score breakdown and result are
+stored as well so a record can be read without the engine, and so that
+:func:`replay` can prove the record and the engine still agree (a record
+that no longer replays means the engine's behaviour changed, or the file was
+edited). An episode is one hand, as in the env's default.
+
+Format version 1 (every field is required except ``meta``; no other field
+is allowed):
+
+| field        | type                    | contents                                                   |
+|--------------|-------------------------|------------------------------------------------------------|
+| format       | int                     | format version, ``FORMAT_VERSION`` (= 1)                   |
+| rules        | object                  | ``Rules.to_dict()`` of the table (JSON turns the hand_size |
+|              |                         | keys into strings; they are read back as ints)             |
+| num_players  | int                     | players at the table                                       |
+| deal_seed    | int >= 0                | dealt by ``new_game(default_rng(deal_seed), ...)``         |
+| mano         | int                     | first mano, drawn by the deal (checked on replay)          |
+| agents       | list[str], one per seat | who played each seat (a free label)                        |
+| sides        | list[int], one per seat | the side of each seat (checked on replay)                  |
+| actions      | list[int]               | every action of the hand, in order                         |
+| descriptions | list[str], same length  | ``state.describe(a)`` just before ``a`` was applied        |
+| turns        | int                     | ``state.turn`` when the hand ended                         |
+| end_reason   | str                     | closed, stock_exhausted, void or truncated                 |
+| hand_scores  | list[object] or null    | per side ``SideScore.to_dict()``: melded, canasta_bonus,   |
+|              |                         | closing_bonus, hand_penalty, muerto_penalty (penalties     |
+|              |                         | negative), total; null for a void or truncated hand        |
+| result       | object                  | ``{"winner": side or null, "side_rewards": [...]}``:       |
+|              |                         | winner = the side with the unique highest total            |
+|              |                         | (null: tie, void, truncated); side_rewards =               |
+|              |                         | ``state.side_rewards()``, one float per side               |
+| meta         | object (optional)       | free data of the writer (e.g. the evaluation pairing)      |
+
+Every problem is a :class:`RecordError` (a ``ValueError``) saying where it
+is: the line of the file, the field, or the index of the action.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from burako_env import actions as A
+from burako_env.engine import CLOSED, STOCK_EXHAUSTED, TRUNCATED, VOID, GameState, IllegalActionError
+from burako_env.rules import Rules, RulesError, load_rules
+
+FORMAT_VERSION = 1
+END_REASONS = (CLOSED, STOCK_EXHAUSTED, VOID, TRUNCATED)
+SCORE_KEYS = ("melded", "canasta_bonus", "closing_bonus", "hand_penalty", "muerto_penalty", "total")
+REQUIRED_FIELDS = (
+    "format",
+    "rules",
+    "num_players",
+    "deal_seed",
+    "mano",
+    "agents",
+    "sides",
+    "actions",
+    "descriptions",
+    "turns",
+    "end_reason",
+    "hand_scores",
+    "result",
+)
+OPTIONAL_FIELDS = ("meta",)
+
+
+class RecordError(ValueError):
+    """A record is malformed or does not replay. ``line`` (1-based line of
+    the file), ``field`` and ``index`` (action index) say where, when known."""
+
+    def __init__(
+        self, message: str, *, line: int | None = None, field: str | None = None, index: int | None = None
+    ) -> None:
+        self.reason = message
+        self.line = line
+        self.field = field
+        self.index = index
+        super().__init__(self._text())
+
+    def _text(self) -> str:
+        where = []
+        if self.line is not None:
+            where.append(f"line {self.line}")
+        if self.field is not None:
+            where.append(f"field {self.field!r}")
+        if self.index is not None:
+            where.append(f"action {self.index}")
+        return f"{', '.join(where)}: {self.reason}" if where else self.reason
+
+    def at_line(self, line: int) -> RecordError:
+        """The same error with the file line added (readers know it, replay does not)."""
+        return RecordError(self.reason, line=line, field=self.field, index=self.index)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # keyword-only details survive pickling (worker processes)
+        return (_rebuild_record_error, (self.reason, self.line, self.field, self.index))
+
+
+def _rebuild_record_error(reason: str, line: int | None, field: str | None, index: int | None) -> RecordError:
+    return RecordError(reason, line=line, field=field, index=index)
+
+
+# ---------------------------------------------------------------------- building
+def hand_winner(state: GameState) -> int | None:
+    """The side with the unique highest hand total; None for a tie, a void or
+    a truncated hand. One definition shared by records, the runner and the
+    evaluation, so they can never disagree about who won."""
+    if state.hand_scores is None:
+        return None
+    totals = [s.total for s in state.hand_scores]
+    best = max(totals)
+    return totals.index(best) if totals.count(best) == 1 else None
+
+
+def build_record(
+    state: GameState,
+    deal_seed: int,
+    mano: int,
+    agents: list[str],
+    actions: list[int],
+    descriptions: list[str],
+    meta: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The record of a finished hand (``state`` is its final state)."""
+    if not state.hand_over:
+        raise ValueError("build_record: the hand is not over")
+    record: dict[str, Any] = {
+        "format": FORMAT_VERSION,
+        "rules": state.rules.to_dict(),
+        "num_players": state.num_players,
+        "deal_seed": int(deal_seed),
+        "mano": int(mano),
+        "agents": [str(a) for a in agents],
+        "sides": list(state.side_of),
+        "actions": [int(a) for a in actions],
+        "descriptions": list(descriptions),
+        "turns": state.turn,
+        "end_reason": state.end_reason,
+        "hand_scores": None if state.hand_scores is None else [s.to_dict() for s in state.hand_scores],
+        "result": {"winner": hand_winner(state), "side_rewards": state.side_rewards()},
+    }
+    if meta is not None:
+        record["meta"] = dict(meta)
+    return record
+
+
+# ---------------------------------------------------------------------- validation
+def _type_name(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _want_int(record: Mapping[str, Any], name: str, low: int | None = None) -> int:
+    value = record[name]
+    if not _is_int(value):
+        raise RecordError(f"expected an integer, got {_type_name(value)} {value!r}", field=name)
+    if low is not None and value < low:
+        raise RecordError(f"must be >= {low}, got {value}", field=name)
+    return value
+
+
+def _want_list(record: Mapping[str, Any], name: str) -> list[Any]:
+    value = record[name]
+    if not isinstance(value, list):
+        raise RecordError(f"expected a list, got {_type_name(value)}", field=name)
+    return value
+
+
+def rules_of(record: Mapping[str, Any]) -> Rules:
+    """The record's rules, with the hand_size keys JSON turned into strings
+    read back as ints."""
+    data = record.get("rules")
+    if not isinstance(data, Mapping):
+        raise RecordError(f"expected an object (Rules.to_dict()), got {_type_name(data)}", field="rules")
+    data = dict(data)
+    sizes = data.get("hand_size")
+    if isinstance(sizes, Mapping):
+        fixed: dict[Any, Any] = {}
+        for key, value in sizes.items():
+            if isinstance(key, str):
+                try:
+                    key = int(key)
+                except ValueError:
+                    raise RecordError(f"hand_size key {key!r} is not a player count", field="rules") from None
+            fixed[key] = value
+        data["hand_size"] = fixed
+    try:
+        return load_rules(data)
+    except RulesError as exc:
+        raise RecordError(str(exc), field="rules") from exc
+
+
+def validate_record(record: Any) -> None:
+    """Check a record's shape and types (not that it replays: see :func:`replay`).
+    Raises :class:`RecordError` naming the field."""
+    if not isinstance(record, Mapping):
+        raise RecordError(f"a record must be a JSON object, got {_type_name(record)}")
+    if "format" not in record:
+        raise RecordError("missing field (the format version)", field="format")
+    version = record["format"]
+    if not _is_int(version) or version != FORMAT_VERSION:
+        raise RecordError(f"unknown format version {version!r} (this reader knows {FORMAT_VERSION})", field="format")
+    for name in REQUIRED_FIELDS:
+        if name not in record:
+            raise RecordError("missing field", field=name)
+    unknown = sorted(set(record) - set(REQUIRED_FIELDS) - set(OPTIONAL_FIELDS))
+    if unknown:
+        raise RecordError(f"unknown field(s) {unknown}; extra data belongs in 'meta'", field=unknown[0])
+    rules = rules_of(record)
+    n = _want_int(record, "num_players")
+    if n not in rules.players:
+        raise RecordError(
+            f"{n} players is not allowed by rules {rules.name!r} ({list(rules.players)})", field="num_players"
+        )
+    sides = rules.num_sides(n)
+    _want_int(record, "deal_seed", 0)
+    mano = _want_int(record, "mano", 0)
+    if mano >= n:
+        raise RecordError(f"seat {mano} does not exist with {n} players", field="mano")
+    for name, kind in (("agents", str), ("sides", int), ("actions", int), ("descriptions", str)):
+        values = _want_list(record, name)
+        for i, value in enumerate(values):
+            ok = _is_int(value) if kind is int else isinstance(value, str)
+            if not ok:
+                raise RecordError(f"item {i}: expected {kind.__name__}, got {_type_name(value)} {value!r}", field=name)
+    for name in ("agents", "sides"):
+        if len(record[name]) != n:
+            raise RecordError(f"expected one entry per seat ({n}), got {len(record[name])}", field=name)
+    for i, a in enumerate(record["actions"]):
+        if not 0 <= a < A.NUM_ACTIONS:
+            raise RecordError(f"action {a} is out of range 0..{A.NUM_ACTIONS - 1}", field="actions", index=i)
+    if len(record["descriptions"]) != len(record["actions"]):
+        raise RecordError(
+            f"{len(record['descriptions'])} descriptions for {len(record['actions'])} actions", field="descriptions"
+        )
+    _want_int(record, "turns", 0)
+    if record["end_reason"] not in END_REASONS:
+        raise RecordError(f"expected one of {list(END_REASONS)}, got {record['end_reason']!r}", field="end_reason")
+    scores = record["hand_scores"]
+    if scores is not None:
+        if not isinstance(scores, list) or len(scores) != sides:
+            raise RecordError(f"expected null or a list of {sides} per-side breakdowns", field="hand_scores")
+        for s, entry in enumerate(scores):
+            if not isinstance(entry, Mapping) or sorted(entry) != sorted(SCORE_KEYS):
+                raise RecordError(f"side {s}: expected an object with keys {list(SCORE_KEYS)}", field="hand_scores")
+            for key in SCORE_KEYS:
+                if not _is_int(entry[key]):
+                    raise RecordError(f"side {s}: {key} must be an integer, got {entry[key]!r}", field="hand_scores")
+    result = record["result"]
+    if not isinstance(result, Mapping) or sorted(result) != ["side_rewards", "winner"]:
+        raise RecordError("expected an object with keys 'winner' and 'side_rewards'", field="result")
+    winner = result["winner"]
+    if winner is not None and not (_is_int(winner) and 0 <= winner < sides):
+        raise RecordError(f"winner must be null or a side 0..{sides - 1}, got {winner!r}", field="result")
+    rewards = result["side_rewards"]
+    if (
+        not isinstance(rewards, list)
+        or len(rewards) != sides
+        or not all(isinstance(r, (int, float)) and not isinstance(r, bool) and math.isfinite(r) for r in rewards)
+    ):
+        raise RecordError(f"side_rewards must be a list of {sides} finite numbers, got {rewards!r}", field="result")
+    if "meta" in record and not isinstance(record["meta"], Mapping):
+        raise RecordError(f"expected an object, got {_type_name(record['meta'])}", field="meta")
+
+
+# ---------------------------------------------------------------------- files
+def dumps_record(record: Mapping[str, Any]) -> str:
+    """One record as one compact JSON line (no newline). Same record, same bytes (E4)."""
+    return json.dumps(record, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+class RecordWriter:
+    """Appends validated records to a JSON-lines file, one per line, as they
+    come (an evaluation streams thousands of games without keeping them)."""
+
+    def __init__(self, path: str | Path, mode: str = "w") -> None:
+        if mode not in ("w", "a"):
+            raise ValueError(f"mode must be 'w' or 'a', got {mode!r}")
+        self.path = Path(path)
+        self._file: IO[str] | None = self.path.open(mode, encoding="utf-8", newline="\n")
+        self.count = 0
+
+    def write(self, record: Mapping[str, Any]) -> None:
+        if self._file is None:
+            raise ValueError("RecordWriter is closed")
+        try:
+            validate_record(record)
+        except RecordError as exc:
+            raise RecordError(f"refusing to write record {self.count}: {exc}") from exc
+        self._file.write(dumps_record(record) + "\n")
+        self.count += 1
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def __enter__(self) -> RecordWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def write_records(path: str | Path, records: Iterable[Mapping[str, Any]]) -> int:
+    """Write records (any iterable, consumed lazily) as JSON lines; returns the count."""
+    with RecordWriter(path) as writer:
+        for record in records:
+            writer.write(record)
+        return writer.count
+
+
+def iter_records(path: str | Path, *, verify: bool = False) -> Iterator[dict[str, Any]]:
+    """Read records one by one; blank lines are skipped. Each is validated, and
+    replayed too with ``verify=True``; errors carry the line number."""
+    with Path(path).open(encoding="utf-8") as f:
+        for number, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise RecordError(f"not valid JSON: {exc.msg} (column {exc.colno})", line=number) from exc
+            try:
+                validate_record(record)
+                if verify:
+                    replay(record)
+            except RecordError as exc:
+                raise exc.at_line(number) from exc
+            yield record
+
+
+def read_records(path: str | Path, *, verify: bool = False) -> list[dict[str, Any]]:
+    """All records of a JSON-lines file (see :func:`iter_records`)."""
+    return list(iter_records(path, verify=verify))
+
+
+# ---------------------------------------------------------------------- replay
+@dataclass
+class ReplayStep:
+    """One position of a replayed hand. ``index`` 0 is the deal (no action);
+    ``index`` k + 1 is the state after action k, played by ``seat``."""
+
+    index: int
+    seat: int | None
+    action: int | None
+    description: str | None
+    state: GameState
+
+
+def _replay(record: Mapping[str, Any], copies: bool) -> Iterator[ReplayStep]:
+    """The one replay loop: checks everything as it goes, yields each position
+    (fresh clones when ``copies``, for UIs that keep them)."""
+    validate_record(record)
+    rules = rules_of(record)
+    n = record["num_players"]
+    state = GameState.new_game(np.random.default_rng(record["deal_seed"]), rules, n)
+    if state.mano != record["mano"]:
+        raise RecordError(f"the deal's mano is seat {state.mano}, the record says {record['mano']}", field="mano")
+    if list(state.side_of) != record["sides"]:
+        raise RecordError(f"sides are {list(state.side_of)}, the record says {record['sides']}", field="sides")
+    if copies:
+        yield ReplayStep(0, None, None, None, state.clone())
+    for k, (action, text) in enumerate(zip(record["actions"], record["descriptions"], strict=True)):
+        if state.hand_over:
+            raise RecordError(
+                f"the hand ended ({state.end_reason}) after {k} actions; {len(record['actions']) - k} more recorded",
+                index=k,
+            )
+        seat = state.current
+        if not state.is_legal(action):
+            raise RecordError(
+                f"does not replay: action {action} ({state.describe(action)}) is not legal for seat {seat} "
+                f"in phase {state.phase.name} at turn {state.turn}",
+                index=k,
+            )
+        described = state.describe(action)
+        if described != text:
+            raise RecordError(f"action {action} is {described!r} here, the record says {text!r}", index=k)
+        try:
+            state.apply(action)
+        except IllegalActionError as exc:  # pragma: no cover - is_legal said yes
+            raise RecordError(f"does not replay: {exc}", index=k) from exc
+        if copies:
+            yield ReplayStep(k + 1, seat, action, text, state.clone())
+    if not state.hand_over:
+        raise RecordError(
+            f"the record ends after {len(record['actions'])} actions but the hand is not over "
+            f"(seat {state.current} to act, phase {state.phase.name})",
+            field="actions",
+        )
+    _check_outcome(record, state)
+    if not copies:
+        yield ReplayStep(len(record["actions"]), None, None, None, state)
+
+
+def _check_outcome(record: Mapping[str, Any], state: GameState) -> None:
+    if state.end_reason != record["end_reason"]:
+        raise RecordError(
+            f"the hand ends {state.end_reason!r}, the record says {record['end_reason']!r}", field="end_reason"
+        )
+    if state.turn != record["turns"]:
+        raise RecordError(f"the hand ends at turn {state.turn}, the record says {record['turns']}", field="turns")
+    replayed = None if state.hand_scores is None else [s.to_dict() for s in state.hand_scores]
+    recorded = record["hand_scores"]
+    if (replayed is None) != (recorded is None):
+        raise RecordError(f"the replay's breakdown is {replayed}, the record says {recorded}", field="hand_scores")
+    if replayed is not None:
+        for s, (mine, theirs) in enumerate(zip(replayed, recorded, strict=True)):
+            for key in SCORE_KEYS:
+                if mine[key] != theirs[key]:
+                    raise RecordError(
+                        f"side {s} {key}: the replay gives {mine[key]}, the record says {theirs[key]}",
+                        field="hand_scores",
+                    )
+    result = record["result"]
+    winner = hand_winner(state)
+    if winner != result["winner"]:
+        raise RecordError(f"winner: the replay gives {winner}, the record says {result['winner']}", field="result")
+    rewards = state.side_rewards()
+    if [float(r) for r in result["side_rewards"]] != rewards:
+        raise RecordError(
+            f"side_rewards: the replay gives {rewards}, the record says {result['side_rewards']}", field="result"
+        )
+
+
+def replay(record: Mapping[str, Any]) -> GameState:
+    """Rebuild the hand from its seed and actions and check it reproduces the
+    record exactly (E4): every description, the end reason, the turn count,
+    the breakdown and the result. Returns the final state; any difference is a
+    :class:`RecordError` naming the action index or the field."""
+    final = None
+    for step in _replay(record, copies=False):
+        final = step.state
+    assert final is not None
+    return final
+
+
+def replay_steps(record: Mapping[str, Any]) -> Iterator[ReplayStep]:
+    """Every position of the hand for replay UIs: the deal, then the state
+    after each action (independent copies). Checked like :func:`replay`; the
+    outcome is checked once the last step has been taken."""
+    return _replay(record, copies=True)

@@ -1,0 +1,403 @@
+"""Game records (write/read/replay, E4), the game runner and the duplicate evaluation."""
+
+from __future__ import annotations
+
+import copy
+import json
+import pickle
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from agents.base import SeatView
+from agents.random_agent import RandomAgent
+from agents.runner import AgentFault, LazyObservation, LazySeatView, play_game
+from burako_env import actions as A
+from burako_env.engine import GameState
+from burako_env.observation import Observer
+from burako_env.records import (
+    FORMAT_VERSION,
+    RecordError,
+    read_records,
+    replay,
+    replay_steps,
+    validate_record,
+    write_records,
+)
+from burako_env.rules import load_rules, preset_names
+from training.evaluate import AgentSpec, deal_seed, evaluate, main, parse_options, parse_value
+
+TABLES = [(name, n) for name in preset_names() for n in load_rules(name).players]
+
+
+def random_game(rules: Any, n: int, seed: int, **kwargs: Any):
+    return play_game([RandomAgent(seed=seed * 10 + i) for i in range(n)], rules, n, seed, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def sample_record() -> dict[str, Any]:
+    """A closed hand with a score, so every field is exercised."""
+    for seed in range(50):
+        result = random_game("burako", 2, seed)
+        if result.end_reason == "closed":
+            return result.record  # type: ignore[return-value]
+    raise AssertionError("no closed hand in 50 random games")
+
+
+# ---------------------------------------------------------------------- records
+@pytest.mark.parametrize(("preset", "n"), TABLES)
+def test_records_round_trip_and_replay_exactly(preset: str, n: int, tmp_path: Path) -> None:
+    results = [random_game(preset, n, seed) for seed in range(3)]
+    records = [r.record for r in results]
+    path = tmp_path / "games.jsonl"
+    assert write_records(path, records) == 3
+    assert path.read_text().count("\n") == 3
+    back = read_records(path, verify=True)
+    assert back == json.loads(json.dumps(records))
+    for result, record in zip(results, back, strict=True):
+        assert record["format"] == FORMAT_VERSION
+        assert len(record["actions"]) == len(record["descriptions"]) == result.num_actions
+        final = replay(record)
+        assert final.to_json() == result.state.to_json()  # E4: same seed, same actions, same game
+        steps = list(replay_steps(record))
+        assert len(steps) == result.num_actions + 1
+        assert steps[0].action is None and steps[0].state.turn == 0
+        assert [s.action for s in steps[1:]] == record["actions"]
+        assert [s.description for s in steps[1:]] == record["descriptions"]
+        assert steps[-1].state.to_json() == final.to_json()
+        assert steps[1].state is not steps[2].state  # independent copies for UIs
+    # the same games played again are the same bytes
+    again = tmp_path / "again.jsonl"
+    write_records(again, [random_game(preset, n, seed).record for seed in range(3)])
+    assert again.read_bytes() == path.read_bytes()
+
+
+def test_record_of_truncated_and_closed_hands(sample_record: dict[str, Any]) -> None:
+    assert sample_record["end_reason"] == "closed"
+    assert sample_record["hand_scores"] is not None
+    totals = [s["total"] for s in sample_record["hand_scores"]]
+    assert sample_record["result"]["side_rewards"] == [totals[0] - totals[1], totals[1] - totals[0]]
+    truncated = random_game(load_rules("burako", {"max_turns": 3}), 2, 0).record
+    assert truncated["end_reason"] == "truncated" and truncated["hand_scores"] is None
+    assert truncated["result"] == {"winner": None, "side_rewards": [0.0, 0.0]}
+    replay(json.loads(json.dumps(truncated)))
+
+
+def _mutate(record: dict[str, Any], path: tuple[Any, ...], value: Any) -> dict[str, Any]:
+    out = copy.deepcopy(record)
+    target = out
+    for key in path[:-1]:
+        target = target[key]
+    if value is KeyError:
+        del target[path[-1]]
+    else:
+        target[path[-1]] = value
+    return out
+
+
+MALFORMED = [
+    (("deal_seed",), KeyError, "deal_seed", "missing field"),
+    (("format",), KeyError, "format", "missing field"),
+    (("format",), 99, "format", "unknown format version 99"),
+    (("format",), "1", "format", "unknown format version"),
+    (("num_players",), "2", "num_players", "expected an integer"),
+    (("num_players",), True, "num_players", "expected an integer"),
+    (("num_players",), 3, "num_players", "not allowed"),
+    (("deal_seed",), -1, "deal_seed", ">= 0"),
+    (("actions",), "0 1 2", "actions", "expected a list"),
+    (("actions", 3), "7", "actions", "item 3"),
+    (("actions", 2), A.NUM_ACTIONS, "actions", "out of range"),
+    (("agents",), ["random"], "agents", "one entry per seat"),
+    (("descriptions", 0), 5, "descriptions", "item 0"),
+    (("end_reason",), "won", "end_reason", "expected one of"),
+    (("hand_scores", 0, "total"), "big", "hand_scores", "side 0"),
+    (("result", "winner"), 5, "result", "winner"),
+    (("result", "side_rewards"), [1.0], "result", "side_rewards"),
+    (("rules", "muerto_size"), -3, "rules", "muerto_size"),
+    (("meta",), [1], "meta", "expected an object"),
+    (("extra",), 1, "extra", "unknown field"),
+]
+
+
+@pytest.mark.parametrize(("path", "value", "field", "text"), MALFORMED)
+def test_malformed_records_name_the_field(
+    sample_record: dict[str, Any], path: tuple[Any, ...], value: Any, field: str, text: str
+) -> None:
+    bad = _mutate(sample_record, path, value)
+    with pytest.raises(RecordError, match=text) as info:
+        validate_record(bad)
+    assert info.value.field == field
+    assert f"field {field!r}" in str(info.value)
+    with pytest.raises(RecordError):
+        replay(bad)
+
+
+def _tamper_index(record: dict[str, Any]) -> int:
+    """An action index in the middle whose action we can swap for an illegal one."""
+    return len(record["actions"]) // 2
+
+
+def test_tampered_records_do_not_replay(sample_record: dict[str, Any]) -> None:
+    k = _tamper_index(sample_record)
+    state = GameState.new_game(np.random.default_rng(sample_record["deal_seed"]), "burako", 2)
+    for a in sample_record["actions"][:k]:
+        state.apply(a)
+    illegal = next(a for a in range(A.NUM_ACTIONS) if not state.is_legal(a))
+    cases = [
+        (_mutate(sample_record, ("actions", k), illegal), {"index": k}, "does not replay"),
+        (_mutate(sample_record, ("descriptions", k), "draw a joker from thin air"), {"index": k}, "record says"),
+        (_mutate(sample_record, ("hand_scores", 1, "total"), 12345), {"field": "hand_scores"}, "side 1 total"),
+        (_mutate(sample_record, ("hand_scores", 0, "melded"), -5), {"field": "hand_scores"}, "side 0 melded"),
+        (_mutate(sample_record, ("end_reason",), "stock_exhausted"), {"field": "end_reason"}, "closed"),
+        (_mutate(sample_record, ("turns",), 1), {"field": "turns"}, "turn"),
+        (_mutate(sample_record, ("result", "side_rewards"), [1.0, -1.0]), {"field": "result"}, "side_rewards"),
+        (_mutate(sample_record, ("mano",), 1 - sample_record["mano"]), {"field": "mano"}, "mano"),
+    ]
+    short = copy.deepcopy(sample_record)
+    del short["actions"][-1], short["descriptions"][-1]
+    cases.append((short, {"field": "actions"}, "not over"))
+    longer = copy.deepcopy(sample_record)
+    longer["actions"].append(0)
+    longer["descriptions"].append("draw from the stock")
+    cases.append((longer, {"index": len(sample_record["actions"])}, "hand ended"))
+    for bad, where, text in cases:
+        with pytest.raises(RecordError, match=text) as info:
+            replay(bad)
+        for attr, value in where.items():
+            assert getattr(info.value, attr) == value, (attr, str(info.value))
+        if "index" in where:
+            assert f"action {where['index']}:" in str(info.value)
+
+
+def test_read_records_reports_the_line(sample_record: dict[str, Any], tmp_path: Path) -> None:
+    good = json.dumps(sample_record)
+    path = tmp_path / "bad.jsonl"
+    path.write_text(good + "\n\n" + good[:-5] + "\n")  # line 3 is cut short
+    with pytest.raises(RecordError, match="line 3: not valid JSON") as info:
+        read_records(path)
+    assert info.value.line == 3
+    path.write_text(good + "\n[1, 2]\n")
+    with pytest.raises(RecordError, match="line 2: a record must be a JSON object"):
+        read_records(path)
+    tampered = _mutate(sample_record, ("descriptions", 4), "nonsense")
+    path.write_text(good + "\n" + good + "\n" + json.dumps(tampered) + "\n")
+    assert len(read_records(path)) == 3  # well-formed: only a replay finds it
+    with pytest.raises(RecordError, match="line 3, action 4: ") as info:
+        read_records(path, verify=True)
+    assert (info.value.line, info.value.index) == (3, 4)
+    err = pickle.loads(pickle.dumps(info.value))
+    assert isinstance(err, ValueError) and str(err) == str(info.value) and err.index == 4
+    with pytest.raises(RecordError, match="refusing to write"):
+        write_records(tmp_path / "x.jsonl", [_mutate(sample_record, ("format",), 2)])
+
+
+# ---------------------------------------------------------------------- runner
+class IllegalAgent(RandomAgent):
+    """Plays randomly, then answers an illegal action at its ``at``-th decision."""
+
+    name = "cheater"
+
+    def __init__(self, seed: int | None = None, at: int = 5, answer: Any = None) -> None:
+        super().__init__(seed)
+        self.calls, self.at, self.answer = 0, at, answer
+
+    def act(self, observation: dict[str, np.ndarray], view: Any = None) -> Any:
+        self.calls += 1
+        if self.calls == self.at:
+            if self.answer is not None:
+                return self.answer
+            return int(np.flatnonzero(observation["action_mask"] == 0)[0])
+        return super().act(observation, view)
+
+
+class CrashingAgent(RandomAgent):
+    name = "crasher"
+
+    def act(self, observation: dict[str, np.ndarray], view: Any = None) -> int:
+        raise ZeroDivisionError("boom")
+
+
+@pytest.mark.parametrize("answer", [None, -1, A.NUM_ACTIONS, "draw", 1.0, True])
+def test_illegal_action_raises_agent_fault(answer: Any) -> None:
+    agents = [RandomAgent(seed=1), IllegalAgent(seed=2, at=3, answer=answer)]
+    with pytest.raises(AgentFault) as info:
+        play_game(agents, "burako", 2, 11)
+    fault = info.value
+    assert (fault.kind, fault.agent, fault.seat, fault.side, fault.deal_seed) == ("illegal", "cheater", 1, 1, 11)
+    assert "agent 'cheater' in seat 1 played an illegal action" in str(fault)
+    assert fault.step >= 2 and fault.phase
+    if isinstance(answer, int) and not isinstance(answer, bool):
+        assert fault.action == answer and str(answer) in str(fault)
+    elif answer is not None:
+        assert fault.action == repr(answer)
+    back = pickle.loads(pickle.dumps(fault))  # crosses worker processes intact
+    assert str(back) == str(fault) and back.__dict__ == fault.__dict__
+
+
+def test_agent_exception_raises_agent_fault() -> None:
+    with pytest.raises(AgentFault, match=r"agent 'crasher' in seat 0 raised in act\(\) at action \d+ \(turn") as info:
+        play_game([CrashingAgent(seed=0), RandomAgent(seed=1)], "burako", 2, 3)
+    assert info.value.kind == "exception" and info.value.cause == "ZeroDivisionError: boom"
+    assert "ZeroDivisionError" in (info.value.cause_traceback or "")
+    assert isinstance(info.value.__cause__, ZeroDivisionError)
+
+
+def test_runner_rejects_shared_agent_objects_and_wrong_counts() -> None:
+    agent = RandomAgent(seed=0)
+    with pytest.raises(ValueError, match="same agent object"):
+        play_game([agent, agent], "burako", 2, 0)
+    with pytest.raises(ValueError, match="3 agents for 2 seats"):
+        play_game([RandomAgent(seed=i) for i in range(3)], "burako", 2, 0)
+
+
+class Inspector(RandomAgent):
+    """Checks, at each of its decisions, that the lazy observation and view
+    equal the eager ones the env and SeatView would give."""
+
+    def __init__(self, seed: int | None, observer: Observer, game: list[GameState]) -> None:
+        super().__init__(seed)
+        self.observer, self.game, self.checked = observer, game, 0
+
+    def act(self, observation: Any, view: Any = None) -> int:
+        state = self.game[0]
+        assert isinstance(observation, LazyObservation) and isinstance(view, LazySeatView)
+        assert list(observation) == ["observation", "action_mask"]
+        np.testing.assert_array_equal(observation["observation"], self.observer.encode(state, self.seat))
+        np.testing.assert_array_equal(observation["action_mask"], state.legal_mask())
+        eager = SeatView(state, self.seat, np.random.default_rng(self.checked))
+        lazy = LazySeatView(state, self.seat, np.random.default_rng(self.checked))
+        assert lazy.sample_state().to_json() == eager.sample_state().to_json()
+        assert view.legal_actions() == state.legal_actions() and view.phase == state.phase
+        np.testing.assert_array_equal(view.hand, state.hands[self.seat])
+        self.checked += 1
+        return super().act(observation, view)
+
+
+def test_lazy_observation_and_view_match_the_eager_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    live: list[GameState] = []
+    original = GameState.new_game.__func__  # type: ignore[attr-defined]
+
+    def spy(cls: type, *args: Any, **kwargs: Any) -> GameState:
+        state = original(cls, *args, **kwargs)
+        live[:] = [state]
+        return state
+
+    monkeypatch.setattr(GameState, "new_game", classmethod(spy))
+    observer = Observer(2, load_rules("burako"))
+    agents = [Inspector(1, observer, live), Inspector(2, observer, live)]
+    result = play_game(agents, "burako", 2, 5, record=False)
+    assert result.record is None
+    assert agents[0].checked + agents[1].checked == result.num_actions
+
+
+# ---------------------------------------------------------------------- evaluation
+RANDOM = AgentSpec.of("random")
+
+
+def test_evaluation_reproducible_and_independent_of_workers(tmp_path: Path) -> None:
+    runs = []
+    for run, workers in enumerate((1, 2, 1)):
+        path = tmp_path / f"run{run}.jsonl"
+        ev = evaluate(RANDOM, RANDOM, games=12, seed=4, workers=workers, record_path=path, chunk_size=2)
+        summary = ev.summary.to_dict()
+        summary.pop("seconds")
+        runs.append((summary, [(o.deal, o.seating, o.a_score, o.b_score) for o in ev.outcomes], path.read_bytes()))
+    assert runs[0] == runs[1] == runs[2]
+    records = read_records(tmp_path / "run1.jsonl", verify=True)
+    assert [r["meta"]["evaluation"]["deal"] for r in records] == [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5]
+    assert [r["agents"] for r in records[:2]] == [["A:random", "B:random"], ["B:random", "A:random"]]
+    assert records[0]["deal_seed"] == records[1]["deal_seed"] == deal_seed(4, 0)
+    other = evaluate(RANDOM, RANDOM, games=12, seed=5)
+    assert [o.deal_seed for o in other.outcomes] != [o.deal_seed for o in ev.outcomes]
+
+
+class SideZeroStrong:
+    """A deliberately seat-biased agent: in side 0 it melds whenever it can
+    (a big edge over random play), elsewhere it plays at random."""
+
+    name = "side0"
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.side = -1
+
+    def reset(self, seat: int, rules: Any, num_players: int) -> None:
+        self.side = seat % rules.num_sides(num_players)
+
+    def act(self, observation: Any, view: Any = None) -> int:
+        legal = np.flatnonzero(observation["action_mask"])
+        if self.side == 0:
+            melds = legal[legal >= A.MELD_BASE]
+            if melds.size:
+                legal = melds
+        return int(legal[self.rng.integers(legal.size)])
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_duplicate_pairing_cancels_seat_bias(n: int) -> None:
+    deals = 30
+    # non-duplicate: the same agent for A and B, A always on side 0
+    naive = 0.0
+    for d in range(deals):
+        result = play_game(
+            [SideZeroStrong(seed=10 * d + s) for s in range(n)], "burako", n, deal_seed(0, d), record=False
+        )
+        naive += 1.0 if result.winner == 0 else 0.5 if result.winner is None else 0.0
+    assert naive / deals > 0.75  # the seat decides, not the agent
+
+    spec = AgentSpec.of("side0", factory=SideZeroStrong)
+    ev = evaluate(spec, spec, games=2 * deals, seed=0, num_players=n, keep_records=True)
+    s = ev.summary
+    assert s.win_rate == 0.5 and s.mean_diff == 0.0  # exactly: each pair cancels
+    assert s.win_rate_ci == (0.5, 0.5)
+    first, second = s.win_rate_by_seating
+    assert first > 0.75 and second < 0.25  # the bias is there in each seating alone
+    a_seats = (0, 2) if n == 4 else (0,)
+    b_seats = (1, 3) if n == 4 else (1,)
+    for o in ev.outcomes:
+        assert o.a_seats == (a_seats if o.seating == 0 else b_seats)
+        assert [name[0] for name in o.record["agents"]][o.a_seats[0]] == "A"
+    by_deal: dict[int, list[int]] = {}
+    for o in ev.outcomes:
+        by_deal.setdefault(o.deal, []).append(o.diff)
+    assert all(sum(diffs) == 0 for diffs in by_deal.values())
+
+
+def test_evaluation_surfaces_agent_faults() -> None:
+    spec = AgentSpec.of("cheater", factory=IllegalAgent)
+    with pytest.raises(AgentFault, match=r"evaluation deal 0, seating 0") as info:
+        evaluate(spec, RANDOM, games=2, seed=0)
+    assert info.value.kind == "illegal" and info.value.agent == "A:cheater"
+
+
+def test_evaluation_arguments() -> None:
+    with pytest.raises(ValueError, match="even"):
+        evaluate(RANDOM, RANDOM, games=3)
+    with pytest.raises(ValueError, match="two sides"):
+        evaluate(RANDOM, RANDOM, games=2, rules="burako_casual", num_players=3)
+    assert parse_value("3") == 3 and parse_value("0.5") == 0.5 and parse_value("true") is True
+    assert parse_value("none") is None and parse_value("uct") == "uct"
+    assert parse_options(["simulations=200", "c=1.4", "mode=fast"], "--a-opt") == {
+        "simulations": 200,
+        "c": 1.4,
+        "mode": "fast",
+    }
+    with pytest.raises(ValueError, match="key=value"):
+        parse_options(["oops"], "--b-opt")
+    assert AgentSpec.of("x", {"b": 1, "a": "s"}).label == "x(a='s', b=1)"
+
+
+def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    record, summary = tmp_path / "g.jsonl", tmp_path / "s.json"
+    argv = ["--a", "random", "--b", "random", "--games", "6", "--seed", "1", "--no-progress"]
+    assert main([*argv, "--record", str(record), "--json", str(summary), "--players", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "A win rate" in out and "mean score A - B" in out and "6" in out
+    assert len(read_records(record, verify=True)) == 6
+    assert json.loads(summary.read_text())["games"] == 6
+    for bad in (["--games", "5"], ["--a-opt", "nokey"], ["--b", "nobody"]):
+        with pytest.raises(SystemExit) as info:
+            main([*argv, *bad])
+        assert info.value.code == 2
