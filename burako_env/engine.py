@@ -357,7 +357,11 @@ class GameState:
             return True
         p = self.current
         side = self.side_of[p]
-        return self.muerto_taken[side] and not self.close_ready[side] and self.hand_size[p] <= 4
+        if not self.muerto_taken[side] or self.hand_size[p] > 4:
+            return False
+        # Ready to close: only a rule where an addition can spoil the canasta
+        # (a wild added to the only clean one) needs the look-ahead.
+        return not self.close_ready[side] or self.rules.close_requires_clean_canasta
 
     def _action_ok(self, action: int) -> bool:
         """Exact legality of a base-legal PLAY or CHOOSE_END action: it breaks
