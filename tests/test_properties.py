@@ -928,10 +928,18 @@ def run_preset_properties(preset: str, num_players: int, hands: int, oracle_ever
     full = full_counts(rules)
     stats: Counter = Counter()
     step = [0]
+    observer = Observer(num_players, rules)
+    rng = np.random.default_rng(seed0)
 
     def visit(state: GameState, mask: np.ndarray) -> None:
         assert np.array_equal(fast_counts(state), full), "E1: tiles not conserved"
         step[0] += 1
+        if step[0] % oracle_every == 1:  # E2: resampled hidden information is invisible
+            player = int(rng.integers(num_players))
+            other = state.determinize(player, rng)
+            assert np.array_equal(observer.encode(state, player), observer.encode(other, player)), "E2"
+            assert np.array_equal(fast_counts(other), full), "E1 after determinize"
+            stats["e2_states"] += 1
         v3 = state.pile_top_required >= 0 or (state.phase == Phase.DRAW and rules.pile_top_must_be_melded)
         if v3 or step[0] % oracle_every == 0:
             assert_mask_equals_oracle(state, mask)
@@ -947,8 +955,9 @@ def run_preset_properties(preset: str, num_players: int, hands: int, oracle_ever
 
 @pytest.mark.parametrize(("preset", "num_players"), PRESET_TABLES)
 def test_e1_e3_e5_every_preset_and_player_count(preset: str, num_players: int) -> None:
-    """E1, E3 (mask == oracle, V3 included for burako_casual), E5 for every
-    preset x player count of the Part 2 table (V1-V5), 30 hands each."""
+    """E1, E2 (determinize keeps the observation), E3 (mask == oracle, V3
+    included for burako_casual), E5 for every preset x player count of the
+    Part 2 table (V1-V5), 30 hands each."""
     stats = run_preset_properties(preset, num_players, hands=30, oracle_every=25, seed0=900_000)
     assert stats["oracle_states"] >= 100, stats
     if load_rules(preset).pile_top_must_be_melded:
