@@ -142,9 +142,11 @@ class Rules:
 
     def __post_init__(self) -> None:
         _validate(self)
+        # computed once: caches keyed by Rules (tables_for) hash it on every call
+        object.__setattr__(self, "_hash", hash(repr(sorted(self.to_dict().items(), key=lambda kv: kv[0]))))
 
     def __hash__(self) -> int:
-        return hash(repr(sorted(self.to_dict().items(), key=lambda kv: kv[0])))
+        return self._hash  # type: ignore[attr-defined]
 
 
 FIELD_NAMES = tuple(f.name for f in dataclasses.fields(Rules))
