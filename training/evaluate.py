@@ -243,7 +243,7 @@ class Summary:
         return asdict(self)
 
 
-def _mean_ci(values: Sequence[float]) -> tuple[float, tuple[float, float]]:
+def mean_ci(values: Sequence[float]) -> tuple[float, tuple[float, float]]:
     n = len(values)
     if n == 0:
         return math.nan, (math.nan, math.nan)
@@ -262,10 +262,10 @@ def summarize(outcomes: Sequence[GameOutcome], a: str, b: str, rules: str, num_p
         by_deal.setdefault(o.deal, []).append(o)
     pair_points = [sum(o.points for o in games) / len(games) for games in by_deal.values()]
     pair_diffs = [sum(o.diff for o in games) / len(games) for games in by_deal.values()]
-    win_rate, win_ci = _mean_ci(pair_points)
+    win_rate, win_ci = mean_ci(pair_points)
     if not math.isnan(win_ci[0]):
         win_ci = (max(0.0, win_ci[0]), min(1.0, win_ci[1]))  # a rate's interval stays in [0, 1]
-    mean_diff, diff_ci = _mean_ci(pair_diffs)
+    mean_diff, diff_ci = mean_ci(pair_diffs)
     seating_count = max((o.seating for o in outcomes), default=-1) + 1
     by_seating = []
     for k in range(seating_count):
