@@ -383,6 +383,20 @@ def test_e3_b6_b9_every_three_tile_meld_is_a_pattern(variant: str) -> None:
     assert valid == all_three_tile_melds(rules)
 
 
+def reachable_by_additions(cores: list, rules) -> set:
+    """Every meld reachable from ``cores`` by single legal additions (B6-B10)."""
+    frontier = list(cores)
+    seen = set(frontier)
+    while frontier:
+        meld = frontier.pop()
+        for kind in range(53):
+            for nxt in placements(meld, kind, rules):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    frontier.append(nxt)
+    return seen
+
+
 def test_e3_b6_b10_every_valid_meld_is_reachable_by_single_additions() -> None:
     """E3/B6-B10: closing the valid 3-tile melds under the rules' single
     additions gives every valid run of one colour and every valid set of one
@@ -400,16 +414,8 @@ def test_e3_b6_b10_every_valid_meld_is_reachable_by_single_additions() -> None:
                     tiles = [*natural[:i], (w, natural[i][1]), *natural[i + 1 :]]
                     if valid_meld(tiles, rules):
                         runs.add(canon(tiles))
-    frontier = [c for c in all_three_tile_melds(rules) if c[0] and canon_of_colour(c) == colour]
-    seen = set(frontier)
-    while frontier:
-        meld = frontier.pop()
-        for kind in range(53):
-            for nxt in placements(meld, kind, rules):
-                if nxt not in seen:
-                    seen.add(nxt)
-                    frontier.append(nxt)
-    assert seen == runs
+    cores = [c for c in all_three_tile_melds(rules) if c[0] and canon_of_colour(c) == colour]
+    assert reachable_by_additions(cores, rules) == runs
     for number in (1, 5, 13):
         naturals = [c * 13 + number - 1 for c in range(4)]
         sets = set()
@@ -418,16 +424,8 @@ def test_e3_b6_b10_every_valid_meld_is_reachable_by_single_additions() -> None:
             for extra in [[], *([(w, None)] for w in wilds)]:
                 if valid_meld(tiles + extra, rules):
                     sets.add(canon(tiles + extra))
-        frontier = [c for c in all_three_tile_melds(rules) if not c[0] and any(k in naturals for _, k in c[1])]
-        seen = set(frontier)
-        while frontier:
-            meld = frontier.pop()
-            for kind in range(53):
-                for nxt in placements(meld, kind, rules):
-                    if nxt not in seen:
-                        seen.add(nxt)
-                        frontier.append(nxt)
-        assert seen == sets
+        cores = [c for c in all_three_tile_melds(rules) if not c[0] and any(k in naturals for _, k in c[1])]
+        assert reachable_by_additions(cores, rules) == sets
 
 
 def canon_of_colour(c) -> int:
