@@ -16,6 +16,7 @@ AGENTS: dict[str, str] = {
     "planner": "agents.heuristic:Planner",
     "ismcts": "agents.search:ISMCTSAgent",
     "human": "agents.human:HumanAgent",
+    "policy": "agents.policy:PolicyAgent",
 }
 
 

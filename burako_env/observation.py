@@ -40,7 +40,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from burako_env.actions import MAX_MELD_SLOTS
+from burako_env.actions import MAX_MELD_SLOTS, NUM_ACTIONS
 from burako_env.engine import GameState, Phase
 from burako_env.melds import MELD_FEATURE_SIZE
 from burako_env.rules import Rules
@@ -133,6 +133,14 @@ def observation_layout(num_players: int, rules: Rules | None = None) -> list[Seg
 def observation_size(num_players: int, rules: Rules | None = None) -> int:
     last = observation_layout(num_players, rules)[-1]
     return last.offset + last.size
+
+
+def layout_id(num_players: int, rules: Rules | None = None) -> str:
+    """A string naming the observation and action layout for a player count:
+    every segment's name and shape, and the action count. Trained policies
+    store it; a policy whose layout differs from the env's cannot be used."""
+    segments = ",".join(f"{s.name}{list(s.shape)}" for s in observation_layout(num_players, rules))
+    return f"obs[{segments}];actions[{NUM_ACTIONS}]"
 
 
 def split_observation(obs: np.ndarray, num_players: int, rules: Rules | None = None) -> dict[str, np.ndarray]:

@@ -1,0 +1,66 @@
+"""PolicyAgent: plays from a trained checkpoint (``training/ppo.py``).
+
+    make_agent("policy", checkpoint="agents/checkpoints/burako_ppo.pt")
+    burako-eval --a policy --a-opt checkpoint=agents/checkpoints/burako_ppo.pt --b planner
+
+``greedy=True`` (default) plays the most probable legal action; ``greedy=False``
+samples from the masked policy (``temperature`` scales the logits). The
+checkpoint is read with ``weights_only=True``; one made for another
+observation/action layout than the table's is refused at ``reset``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from agents.base import SeatView
+from burako_env.observation import layout_id
+from burako_env.rules import Rules, load_rules
+from training import checkpoint as ckpt
+from training.network import PolicyNet, masked_logits
+
+
+class PolicyAgent:
+    name = "policy"
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        checkpoint: str | None = None,
+        net: PolicyNet | None = None,
+        greedy: bool = True,
+        temperature: float = 1.0,
+    ) -> None:
+        if (checkpoint is None) == (net is None):
+            raise ValueError("PolicyAgent needs exactly one of checkpoint= (a file) or net= (a PolicyNet)")
+        if temperature <= 0:
+            raise ValueError(f"temperature must be > 0, got {temperature}")
+        if net is None:
+            net, _ = ckpt.build_policy(ckpt.load(str(checkpoint)), source=str(checkpoint))
+        self.net = net
+        self.source = str(checkpoint) if checkpoint is not None else "network"
+        self.greedy = greedy
+        self.temperature = float(temperature)
+        self.generator = torch.Generator().manual_seed(int(np.random.SeedSequence(seed).generate_state(1)[0]))
+        self.seat = -1
+
+    def reset(self, seat: int, rules: Rules | Any = None, num_players: int = 2) -> None:
+        ckpt.check_layout(self.net.shape, layout_id(num_players, load_rules(rules or "burako")), self.source)
+        self.seat = seat
+
+    @torch.no_grad()
+    def act(self, observation: Any, view: SeatView) -> int:
+        mask_np = np.asarray(observation["action_mask"], dtype=bool)
+        legal = np.flatnonzero(mask_np)
+        if legal.size == 1:
+            return int(legal[0])
+        obs = torch.from_numpy(np.asarray(observation["observation"], dtype=np.float32)).unsqueeze(0)
+        logits, _ = self.net(obs)
+        logits = masked_logits(logits[0], torch.from_numpy(mask_np))
+        if self.greedy:
+            return int(torch.argmax(logits))
+        probs = torch.softmax(logits / self.temperature, dim=0)
+        return int(torch.multinomial(probs, 1, generator=self.generator))

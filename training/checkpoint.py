@@ -1,0 +1,108 @@
+"""Checkpoints: written atomically, read only with ``torch.load(weights_only=True)``.
+
+A checkpoint is a dict of tensors and plain Python values (never pickled
+objects), so loading one cannot run code. Two kinds share the ``policy`` part:
+
+| key            | training checkpoint                         | exported policy (shipped bots) |
+|----------------|---------------------------------------------|--------------------------------|
+| ``format``     | ``"burako-ppo-checkpoint"``                 | ``"burako-policy"``            |
+| ``version``    | ``CHECKPOINT_VERSION``                      | same                           |
+| ``policy``     | ``{"shape": NetworkShape, "state_dict"}``   | same (weights may be float16)  |
+| ``rules``      | the ``Rules`` as a dict                     | same                           |
+| ``config``     | the training config as a dict               | same                           |
+| ``trainer``    | optimiser, RNG states, counters, league     | absent                         |
+
+A file that is not a checkpoint, is truncated, or was made for another
+observation/action layout raises :class:`CheckpointError` saying which.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from burako_env.rules import Rules, RulesError, load_rules
+from training.network import NetworkShape, PolicyNet
+
+CHECKPOINT_VERSION = 1
+TRAINING_FORMAT = "burako-ppo-checkpoint"
+POLICY_FORMAT = "burako-policy"
+
+
+class CheckpointError(ValueError):
+    """A checkpoint cannot be used: unreadable, not ours, or a layout mismatch."""
+
+
+def save(payload: dict[str, Any], path: str | Path) -> Path:
+    """Write atomically (temporary file + rename): a kill never leaves half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    torch.save(payload, tmp)
+    os.replace(tmp, path)
+    return path
+
+
+def load(path: str | Path) -> dict[str, Any]:
+    """Read a checkpoint safely; every failure is a :class:`CheckpointError`."""
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"checkpoint {path} does not exist")
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=True)
+    except (pickle.UnpicklingError, RuntimeError, EOFError, zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise CheckpointError(
+            f"checkpoint {path} cannot be read (corrupt, truncated or not a checkpoint): {exc}"
+        ) from exc
+    if not isinstance(data, dict) or data.get("format") not in (TRAINING_FORMAT, POLICY_FORMAT):
+        raise CheckpointError(f"{path} is not a burako_env checkpoint (no 'format' field of ours)")
+    if data.get("version") != CHECKPOINT_VERSION:
+        raise CheckpointError(
+            f"checkpoint {path} has version {data.get('version')!r}; this code reads version {CHECKPOINT_VERSION}"
+        )
+    for key in ("policy", "rules", "config"):
+        if key not in data:
+            raise CheckpointError(f"checkpoint {path} lacks its {key!r} part")
+    return data
+
+
+def policy_payload(net: PolicyNet, rules: Rules, config: dict[str, Any], half: bool = False) -> dict[str, Any]:
+    """The portable part of a checkpoint: enough to rebuild and play the policy."""
+    state = {k: (v.half() if half and v.is_floating_point() else v).clone() for k, v in net.state_dict().items()}
+    return {
+        "format": POLICY_FORMAT,
+        "version": CHECKPOINT_VERSION,
+        "policy": {"shape": net.shape.to_dict(), "state_dict": state},
+        "rules": rules.to_dict(),
+        "config": dict(config),
+    }
+
+
+def build_policy(data: dict[str, Any], source: str = "checkpoint") -> tuple[PolicyNet, Rules]:
+    """Rebuild the network (float32, eval mode) and the rules it was trained on."""
+    try:
+        shape = NetworkShape(**data["policy"]["shape"])
+        rules = load_rules(data["rules"])
+    except (TypeError, KeyError, RulesError) as exc:
+        raise CheckpointError(f"{source}: malformed policy description: {exc}") from exc
+    net = PolicyNet(shape, rules)
+    try:
+        net.load_state_dict({k: v.float() for k, v in data["policy"]["state_dict"].items()})
+    except (RuntimeError, KeyError, AttributeError) as exc:
+        raise CheckpointError(f"{source}: weights do not fit the network {shape}: {exc}") from exc
+    net.eval()
+    return net, rules
+
+
+def check_layout(shape: NetworkShape, expected: str, source: str = "checkpoint") -> None:
+    """Refuse a policy made for another observation/action layout."""
+    if shape.layout != expected:
+        raise CheckpointError(
+            f"{source} was trained for another observation/action layout and cannot play this env.\n"
+            f"  checkpoint: {shape.layout}\n  env:        {expected}"
+        )

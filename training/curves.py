@@ -1,0 +1,38 @@
+"""Learning-curve plot: the policy's win rate against each baseline over training."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+
+def plot_learning_curve(history: Sequence[dict[str, Any]], path: str | Path, title: str = "") -> Path | None:
+    """Win rate (with its 95% interval band) against each evaluation
+    opponent, by training decisions; ``history`` rows come from
+    ``Trainer.evaluate_now``. Returns the PNG path (None without history)."""
+    if not history:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    opponents = [k for k, v in history[0].items() if isinstance(v, dict)]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    steps = [row["step"] for row in history]
+    for name in opponents:
+        rows = [row[name] for row in history]
+        ax.plot(steps, [r["win_rate"] for r in rows], marker="o", label=f"vs {name}")
+        ax.fill_between(steps, [r["low"] for r in rows], [r["high"] for r in rows], alpha=0.2)
+    ax.axhline(0.5, color="grey", lw=0.8, ls="--")
+    ax.set_xlabel("learner decisions trained on")
+    ax.set_ylabel("win rate (duplicate deals, 95% CI)")
+    ax.set_ylim(0, 1)
+    ax.set_title(title or "learning curve")
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

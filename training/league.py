@@ -1,0 +1,117 @@
+"""The opponent league of self-play: who the learner plays each game.
+
+Members are named by strings:
+
+| member          | plays with                                              |
+|-----------------|---------------------------------------------------------|
+| ``"self"``      | the current policy; every seat is a learner seat then   |
+| ``"snapshot:N"``| the policy's weights frozen after update ``N``          |
+| a registry name | a baseline agent (``planner``, ``greedy``, ``random``…) |
+
+Sampling: ``self`` with probability ``self_play_fraction``; otherwise one of
+the other members, uniformly (``scheme="uniform"``) or prioritised towards
+those the learner beats least (``scheme="prioritized"``: weight
+``(1 - win rate) ** power``, AlphaStar's PFSP), win rates being decayed
+averages with a prior of one draw. The league's state is plain data, stored
+in checkpoints.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+SELF = "self"
+SNAPSHOT_PREFIX = "snapshot:"
+SCHEMES = ("uniform", "prioritized")
+
+
+class League:
+    def __init__(
+        self,
+        baselines: list[str],
+        scheme: str = "prioritized",
+        self_play_fraction: float = 0.2,
+        max_snapshots: int = 8,
+        power: float = 2.0,
+        decay: float = 0.99,
+    ) -> None:
+        if scheme not in SCHEMES:
+            raise ValueError(f"league scheme must be one of {SCHEMES}, got {scheme!r}")
+        if not 0.0 <= self_play_fraction <= 1.0:
+            raise ValueError(f"self_play_fraction must be in [0, 1], got {self_play_fraction}")
+        self.baselines = list(baselines)
+        self.scheme = scheme
+        self.self_play_fraction = self_play_fraction
+        self.max_snapshots = max_snapshots
+        self.power = power
+        self.decay = decay
+        #: snapshot id -> weights (CPU tensors)
+        self.snapshots: dict[str, dict[str, torch.Tensor]] = {}
+        #: member -> [decayed points, decayed games]
+        self.results: dict[str, list[float]] = {}
+
+    # ------------------------------------------------------------------ members
+    @property
+    def opponents(self) -> list[str]:
+        """Every member except ``self``."""
+        return [*self.baselines, *self.snapshots]
+
+    @property
+    def size(self) -> int:
+        return len(self.opponents) + (1 if self.self_play_fraction > 0 else 0)
+
+    def add_snapshot(self, update: int, state_dict: dict[str, torch.Tensor]) -> str:
+        """Freeze the current weights; the oldest snapshot leaves when full."""
+        name = f"{SNAPSHOT_PREFIX}{update}"
+        self.snapshots[name] = {k: v.detach().clone() for k, v in state_dict.items()}
+        while len(self.snapshots) > self.max_snapshots:
+            oldest = next(iter(self.snapshots))
+            del self.snapshots[oldest]
+            self.results.pop(oldest, None)
+        return name
+
+    # ------------------------------------------------------------------ sampling
+    def win_rate(self, member: str) -> float:
+        points, games = self.results.get(member, (0.0, 0.0))
+        return (points + 0.5) / (games + 1.0)
+
+    def probabilities(self) -> dict[str, float]:
+        others = self.opponents
+        if not others:
+            return {SELF: 1.0}
+        if self.scheme == "uniform":
+            weights = np.ones(len(others))
+        else:
+            weights = np.array([(1.0 - self.win_rate(m)) ** self.power for m in others]) + 1e-6
+        weights = (1.0 - self.self_play_fraction) * weights / weights.sum()
+        probs = dict(zip(others, weights.tolist(), strict=True))
+        if self.self_play_fraction > 0:
+            probs[SELF] = self.self_play_fraction
+        return probs
+
+    def sample(self, rng: np.random.Generator) -> str:
+        probs = self.probabilities()
+        names = list(probs)
+        return names[int(rng.choice(len(names), p=np.array(list(probs.values())) / sum(probs.values())))]
+
+    def record(self, member: str, points: float) -> None:
+        """The learner's result against ``member``: 1 win, 0.5 draw, 0 loss."""
+        if member == SELF:
+            return
+        entry = self.results.setdefault(member, [0.0, 0.0])
+        entry[0] = entry[0] * self.decay + points
+        entry[1] = entry[1] * self.decay + 1.0
+
+    # ------------------------------------------------------------------ checkpoints
+    def state(self) -> dict[str, Any]:
+        return {
+            "snapshots": dict(self.snapshots),
+            "results": {k: list(v) for k, v in self.results.items()},
+        }
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        self.snapshots = {k: dict(v) for k, v in state["snapshots"].items()}
+        self.results = {k: [float(x) for x in v] for k, v in state["results"].items()}

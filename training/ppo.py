@@ -1,0 +1,836 @@
+"""Masked PPO self-play against a league (``burako-train``).
+
+    burako-train --config configs/ppo_selfplay.yaml
+    burako-train --config configs/ppo_smoke.yaml --set total_steps=20000 --set seed=3
+    burako-train --resume runs/burako__ppo_selfplay__1__20261129-140000
+
+The algorithm in one page (CleanRL's PPO, adapted to a turn-based game):
+
+1. ``num_envs`` games run side by side on the pure engine. Each game seats
+   the learner on one side (random) and an opponent from the
+   :class:`~training.league.League` on the other: the current policy itself
+   (then every seat is a learner seat), a frozen snapshot, or a baseline
+   agent. Opponents move inside the rollout, so every learner decision is
+   credited with its own side's result, never the opponent's.
+2. Each step, every game makes one decision: learner seats of all games are
+   batched through the network (masked logits: illegal actions have
+   probability 0), snapshots are batched per snapshot, baselines act
+   through the agent interface. Forced moves (one legal action) are played
+   without being stored: they cannot change the policy.
+3. A learner seat's decisions of one hand form an episode; its reward comes
+   at the end of the hand (``win_weight`` x win/loss + ``score_weight`` x
+   score difference / ``reward_scale``). An update uses the episodes that
+   *finished* during the rollout (at least ``batch_size`` decisions), so
+   advantages (GAE) never need a bootstrap; unfinished hands carry over to
+   the next rollout (their log-probabilities are the behaviour policy's,
+   which PPO's ratio accounts for).
+4. ``update_epochs`` passes of clipped-surrogate PPO over minibatches, value
+   loss, entropy bonus, gradient clipping, optional early stop on KL.
+5. Optional warm start (``bc_teacher``): before PPO, the network is fitted
+   to a baseline's moves and results (behaviour cloning of games between
+   two copies of the teacher), so self-play starts from sensible play.
+
+Logging goes to TensorBoard under ``runs/{env}__{exp}__{seed}__{time}``:
+``charts/SPS``, ``charts/episodic_return``, ``charts/episodic_length``,
+``losses/*``, ``eval/winrate_vs_<baseline>`` (+ ``_low``/``_high``, the 95%
+interval over duplicate deal pairs), ``league/size``; hyper-parameters as a
+text table. Checkpoints (``checkpoints/latest.pt``, every
+``checkpoint_every`` updates, and ``final.pt``) hold everything needed to
+resume; ``policy.pt`` is the small exported policy that
+:class:`agents.policy.PolicyAgent` plays.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import sys
+import time
+from collections import deque
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import yaml
+from torch import nn
+from tqdm import tqdm
+
+from agents.registry import make_agent
+from agents.runner import LazyObservation, LazySeatView, play_game
+from burako_env.engine import GameState
+from burako_env.observation import Observer, layout_id
+from burako_env.rules import Rules, RulesError, load_rules
+from training import checkpoint as ckpt
+from training.evaluate import AgentSpec, evaluate
+from training.league import SELF, SNAPSHOT_PREFIX, League
+from training.network import NetworkShape, PolicyNet, evaluate_actions, parameter_count, sample_actions
+
+LEARNER = "learner"
+
+
+# ====================================================================== configuration
+@dataclass
+class PPOConfig:
+    """Every hyper-parameter of a run; a YAML file sets any subset."""
+
+    exp_name: str = "ppo"
+    """Experiment name, part of the run folder's name."""
+    seed: int = 1
+    """Seeds the deals, the league's choices, the network's initialisation and sampling."""
+    rules: str = "burako"
+    """Rules preset name or YAML path (burako_env.rules)."""
+    num_players: int = 2
+    """2, or 4 in partnerships (partners share the policy)."""
+    total_steps: int = 1_000_000
+    """Learner decisions (stored, non-forced) to train on."""
+    max_minutes: float | None = None
+    """Wall-clock budget in minutes over all resumed parts of the run; stops after the update that crosses it."""
+    num_envs: int = 64
+    """Games played side by side in the rollout."""
+    batch_size: int = 8192
+    """Learner decisions from finished hands per update (at least)."""
+    minibatch_size: int = 1024
+    """Decisions per gradient step."""
+    update_epochs: int = 4
+    """Passes over each batch."""
+    learning_rate: float = 2.5e-4
+    """Adam step size (linearly annealed to 0 over total_steps when anneal_lr)."""
+    anneal_lr: bool = True
+    """Anneal the learning rate linearly."""
+    gamma: float = 1.0
+    """Discount per learner decision (1: the hand's result is what counts)."""
+    gae_lambda: float = 0.95
+    """GAE lambda."""
+    clip_coef: float = 0.2
+    """PPO ratio clip."""
+    clip_vloss: bool = True
+    """Clip the value loss as in PPO2."""
+    ent_coef: float = 0.01
+    """Entropy bonus coefficient."""
+    vf_coef: float = 0.5
+    """Value loss coefficient."""
+    max_grad_norm: float = 0.5
+    """Gradient norm clip."""
+    target_kl: float | None = None
+    """Stop an update's epochs early when approx_kl exceeds this (None: never)."""
+    win_weight: float = 0.5
+    """Reward: weight of the hand's win (+1) / loss (-1) / draw (0)."""
+    score_weight: float = 1.0
+    """Reward: weight of the side's score minus the other side's, / reward_scale."""
+    reward_scale: float = 1000.0
+    """Divides the score difference (a typical hand is a few hundred points)."""
+    hidden: int = 256
+    """Torso width of the network."""
+    slot_embed: int = 16
+    """Features per meld slot from the shared slot encoder."""
+    league_baselines: list[str] = field(default_factory=lambda: ["planner", "greedy", "random"])
+    """Baseline agents (registry names) in the league."""
+    league_scheme: str = "prioritized"
+    """Opponent sampling: uniform, or prioritized (toward opponents the learner beats least)."""
+    self_play_fraction: float = 0.2
+    """Share of games against the current policy itself."""
+    snapshot_every: int = 10
+    """Add a frozen snapshot of the policy to the league every this many updates (0: never)."""
+    max_snapshots: int = 8
+    """Snapshots kept in the league (oldest leave first)."""
+    pfsp_power: float = 2.0
+    """Prioritized sampling: weight = (1 - win rate) ** power."""
+    bc_teacher: str | None = None
+    """Warm start by behaviour cloning this baseline's play before PPO (None: start from scratch)."""
+    bc_games: int = 1000
+    """Teacher-vs-teacher games to clone."""
+    bc_epochs: int = 3
+    """Passes over the cloning data."""
+    bc_learning_rate: float = 1e-3
+    """Adam step size while cloning."""
+    eval_every: int = 20
+    """Evaluate against eval_opponents every this many updates (and at the end; 0: only at the end)."""
+    eval_games: int = 200
+    """Duplicate games per evaluation opponent (even)."""
+    eval_opponents: list[str] = field(default_factory=lambda: ["planner", "greedy", "random"])
+    """Baselines the policy is evaluated against (eval/winrate_vs_<name>)."""
+    eval_seed: int = 12345
+    """Deal seed of the evaluations (fixed, so curves compare the same deals)."""
+    checkpoint_every: int = 10
+    """Write checkpoints/latest.pt every this many updates."""
+    workers: int = 2
+    """Processes for generating behaviour-cloning games."""
+    torch_threads: int = 2
+    """torch intra-op threads."""
+    run_root: str = "runs"
+    """Folder holding the run folders."""
+    log_every: int = 1
+    """Write training scalars every this many updates."""
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.num_players not in (2, 4):
+            problems.append(f"num_players must be 2 or 4 (two sides), got {self.num_players}")
+        for name in ("total_steps", "num_envs", "batch_size", "minibatch_size", "update_epochs", "checkpoint_every"):
+            if getattr(self, name) <= 0:
+                problems.append(f"{name} must be > 0, got {getattr(self, name)}")
+        if self.eval_games <= 0 or self.eval_games % 2:
+            problems.append(f"eval_games must be a positive even number, got {self.eval_games}")
+        if self.league_scheme not in ("uniform", "prioritized"):
+            problems.append(f"league_scheme must be uniform or prioritized, got {self.league_scheme!r}")
+        if not 0 <= self.self_play_fraction <= 1:
+            problems.append(f"self_play_fraction must be in [0, 1], got {self.self_play_fraction}")
+        if not self.league_baselines and self.self_play_fraction < 1 and self.snapshot_every <= 0:
+            problems.append("the league is empty: give league_baselines, snapshots or self_play_fraction=1")
+        if problems:
+            raise ValueError("bad training config: " + "; ".join(problems))
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def config_fields() -> dict[str, dataclasses.Field[Any]]:
+    return {f.name: f for f in dataclasses.fields(PPOConfig)}
+
+
+def load_config(
+    path: str | Path | None = None, overrides: list[str] | None = None, base: dict[str, Any] | None = None
+) -> PPOConfig:
+    """A config from ``base`` (e.g. a checkpoint's), then a YAML file, then
+    ``key=value`` overrides (values parsed as YAML)."""
+    data: dict[str, Any] = dict(base or {})
+    if path is not None:
+        try:
+            loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError) as exc:
+            raise ValueError(f"cannot read training config {path}: {exc}") from exc
+        if not isinstance(loaded, dict):
+            raise ValueError(f"training config {path} must be a mapping of fields")
+        data.update(loaded)
+    for item in overrides or []:
+        if "=" not in item:
+            raise ValueError(f"override {item!r} must look like key=value")
+        key, value = item.split("=", 1)
+        data[key.strip()] = yaml.safe_load(value)
+    unknown = sorted(set(data) - set(config_fields()))
+    if unknown:
+        raise ValueError(f"unknown training config field(s) {unknown}; known: {sorted(config_fields())}")
+    return PPOConfig(**data)
+
+
+# ====================================================================== rollout
+class SeatEpisode:
+    """One learner seat's stored decisions in the current hand."""
+
+    __slots__ = ("actions", "logprobs", "masks", "obs", "values")
+
+    def __init__(self) -> None:
+        self.obs: list[np.ndarray] = []
+        self.masks: list[np.ndarray] = []
+        self.actions: list[int] = []
+        self.logprobs: list[float] = []
+        self.values: list[float] = []
+
+
+@dataclass
+class Episode:
+    """A finished episode of one learner seat, ready for GAE."""
+
+    obs: np.ndarray
+    masks: np.ndarray
+    actions: np.ndarray
+    logprobs: np.ndarray
+    values: np.ndarray
+    reward: float
+
+
+class Table:
+    """One of the games of the rollout: a state and who plays each seat."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self.state: GameState | None = None
+        self.opponent = SELF
+        self.learner_side = 0
+        self.controllers: list[str] = []
+        self.episodes: dict[int, SeatEpisode] = {}
+        self.agents: dict[tuple[int, str], Any] = {}
+        self.view_rngs: list[np.random.Generator] = []
+
+
+def hand_reward(state: GameState, side: int, win_weight: float, score_weight: float, scale: float) -> float:
+    """The learner side's reward for a finished hand (0 for void or truncated hands)."""
+    diff = state.side_rewards()[side]
+    return win_weight * float(np.sign(diff)) + score_weight * diff / scale
+
+
+def gae(values: np.ndarray, reward: float, gamma: float, lam: float) -> tuple[np.ndarray, np.ndarray]:
+    """Advantages and returns of one finished episode whose only reward is at its end."""
+    n = values.size
+    next_values = np.append(values[1:], 0.0)
+    rewards = np.zeros(n, dtype=np.float32)
+    rewards[-1] = reward
+    deltas = rewards + gamma * next_values - values
+    adv = np.zeros(n, dtype=np.float32)
+    running = 0.0
+    for t in range(n - 1, -1, -1):
+        running = deltas[t] + gamma * lam * running
+        adv[t] = running
+    return adv, adv + values
+
+
+# ====================================================================== behaviour cloning
+class _Recorder:
+    """Wraps a teacher agent and keeps (observation, mask, action, seat) of its non-forced moves."""
+
+    def __init__(self, agent: Any, log: list[tuple[np.ndarray, np.ndarray, int, int]]) -> None:
+        self.agent = agent
+        self.name = getattr(agent, "name", "teacher")
+        self.log = log
+        self.seat = -1
+
+    def reset(self, seat: int, rules: Any, num_players: int) -> None:
+        self.seat = seat
+        self.agent.reset(seat, rules, num_players)
+
+    def act(self, observation: Any, view: Any) -> int:
+        action = int(self.agent.act(observation, view))
+        mask = np.asarray(observation["action_mask"], dtype=bool)
+        if np.count_nonzero(mask) > 1:
+            self.log.append((observation["observation"].astype(np.float16), np.packbits(mask), action, self.seat))
+        return action
+
+
+def _teacher_games(args: tuple[str, str, int, int, list[int], float, float, float]) -> dict[str, np.ndarray]:
+    """Play teacher-vs-teacher games (a worker task); returns stacked arrays."""
+    teacher, rules_name, num_players, seed, deals, win_w, score_w, scale = args
+    rules = load_rules(rules_name)
+    obs, masks, actions, targets = [], [], [], []
+    for deal in deals:
+        log: list[tuple[np.ndarray, np.ndarray, int, int]] = []
+        players = [
+            _Recorder(make_agent(teacher, seed=seed * 1_000_003 + deal * 7 + s), log) for s in range(num_players)
+        ]
+        result = play_game(players, rules, num_players, deal_seed=seed * 1_000_003 + deal, record=False)
+        for o, m, a, seat in log:
+            obs.append(o)
+            masks.append(m)
+            actions.append(a)
+            targets.append(hand_reward(result.state, result.side_of[seat], win_w, score_w, scale))
+    return {
+        "obs": np.stack(obs) if obs else np.zeros((0, 0), np.float16),
+        "masks": np.stack(masks) if masks else np.zeros((0, 0), np.uint8),
+        "actions": np.asarray(actions, dtype=np.int64),
+        "targets": np.asarray(targets, dtype=np.float32),
+    }
+
+
+# ====================================================================== trainer
+class Trainer:
+    """Owns the network, optimiser, league, games and run folder of one run."""
+
+    def __init__(self, config: PPOConfig, resume: str | Path | None = None, progress: bool = True) -> None:
+        self.cfg = config
+        self.progress = progress
+        torch.set_num_threads(config.torch_threads)
+        self.rules: Rules = load_rules(config.rules)
+        self.rules.check_players(config.num_players)
+        self.n = config.num_players
+        self.observer = Observer(self.n, self.rules)
+        self.layout = layout_id(self.n, self.rules)
+        shape = NetworkShape.for_env(self.n, self.rules, hidden=config.hidden, slot_embed=config.slot_embed)
+        torch.manual_seed(config.seed)
+        self.net = PolicyNet(shape, self.rules)
+        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config.learning_rate, eps=1e-5)
+        self.rng = np.random.default_rng(config.seed)
+        self.league = League(
+            config.league_baselines,
+            config.league_scheme,
+            config.self_play_fraction,
+            config.max_snapshots,
+            config.pfsp_power,
+        )
+        self.snapshot_nets: dict[str, PolicyNet] = {}
+        self.update = 0
+        self.global_step = 0
+        self.episodes_done = 0
+        self.elapsed_before = 0.0
+        self.bc_done = config.bc_teacher is None
+        self.eval_history: list[dict[str, Any]] = []
+        if resume is not None:
+            self.run_dir = self._restore(Path(resume))
+        else:
+            stamp = time.strftime("%Y%m%d-%H%M%S")
+            env_name = f"{self.rules.name}{self.n}p"
+            self.run_dir = Path(config.run_root) / f"{env_name}__{config.exp_name}__{config.seed}__{stamp}"
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        from torch.utils.tensorboard import SummaryWriter  # import late: tensorboard is slow to import
+
+        self.writer = SummaryWriter(str(self.run_dir), purge_step=self.global_step if resume else None)
+        self.obs_buf = np.zeros((config.num_envs, self.observer.size), dtype=np.float32)
+        self.mask_buf = np.zeros((config.num_envs, self.net.policy_head.out_features), dtype=bool)
+        self.tables = [Table(i) for i in range(config.num_envs)]
+        for table in self.tables:
+            self._new_hand(table)
+        self.recent_returns: deque[float] = deque(maxlen=200)
+        self.recent_lengths: deque[int] = deque(maxlen=200)
+
+    # ------------------------------------------------------------------ games
+    def _new_hand(self, table: Table) -> None:
+        table.state = GameState.new_game(self.rng, self.rules, self.n)
+        table.opponent = self.league.sample(self.rng)
+        sides = self.rules.num_sides(self.n)
+        table.learner_side = int(self.rng.integers(sides))
+        table.controllers = [
+            LEARNER if (table.opponent == SELF or table.state.side_of[s] == table.learner_side) else table.opponent
+            for s in range(self.n)
+        ]
+        table.episodes = {s: SeatEpisode() for s in range(self.n) if table.controllers[s] == LEARNER}
+        table.view_rngs = [np.random.default_rng(self.rng.integers(2**63)) for _ in range(self.n)]
+        if table.opponent != SELF and not table.opponent.startswith(SNAPSHOT_PREFIX):
+            for s in range(self.n):
+                if table.controllers[s] == table.opponent:
+                    key = (s, table.opponent)
+                    if key not in table.agents:
+                        table.agents[key] = make_agent(table.opponent, seed=int(self.rng.integers(2**31)))
+                    table.agents[key].reset(s, self.rules, self.n)
+
+    def _snapshot_net(self, name: str) -> PolicyNet:
+        net = self.snapshot_nets.get(name)
+        if net is None:
+            net = PolicyNet(self.net.shape, self.rules)
+            net.load_state_dict(self.league.snapshots[name])
+            net.eval()
+            self.snapshot_nets = {k: v for k, v in self.snapshot_nets.items() if k in self.league.snapshots}
+            self.snapshot_nets[name] = net
+        return net
+
+    def _apply(self, table: Table, action: int, finished: list[Episode]) -> None:
+        state = table.state
+        assert state is not None
+        state.apply(action)
+        if not state.hand_over:
+            return
+        cfg = self.cfg
+        for seat, ep in table.episodes.items():
+            if not ep.actions:
+                continue
+            reward = hand_reward(state, state.side_of[seat], cfg.win_weight, cfg.score_weight, cfg.reward_scale)
+            finished.append(
+                Episode(
+                    obs=np.stack(ep.obs),
+                    masks=np.stack(ep.masks),
+                    actions=np.asarray(ep.actions, dtype=np.int64),
+                    logprobs=np.asarray(ep.logprobs, dtype=np.float32),
+                    values=np.asarray(ep.values, dtype=np.float32),
+                    reward=reward,
+                )
+            )
+            self.recent_returns.append(reward)
+            self.recent_lengths.append(len(ep.actions))
+        diff = state.side_rewards()[table.learner_side]
+        self.league.record(table.opponent, 1.0 if diff > 0 else 0.0 if diff < 0 else 0.5)
+        self.episodes_done += 1
+        self._new_hand(table)
+
+    @torch.no_grad()
+    def _policy_actions(self, net: PolicyNet, rows: list[Table]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Encode the current seat of each table, run ``net``, sample; (actions, logprobs, values)."""
+        k = len(rows)
+        for i, table in enumerate(rows):
+            state = table.state
+            assert state is not None
+            self.observer.encode(state, state.current, out=self.obs_buf[i])
+            self.mask_buf[i] = state.legal_mask()
+        actions, logprobs, values = sample_actions(
+            net, torch.from_numpy(self.obs_buf[:k]), torch.from_numpy(self.mask_buf[:k])
+        )
+        return actions.numpy(), logprobs.numpy(), values.numpy()
+
+    def _step_all(self, finished: list[Episode]) -> int:
+        """Every table makes one decision; returns the learner decisions stored."""
+        learner_rows: list[Table] = []
+        snapshot_rows: dict[str, list[Table]] = {}
+        for table in self.tables:
+            state = table.state
+            assert state is not None
+            seat = state.current
+            mask = state.legal_mask()
+            legal = np.flatnonzero(mask)
+            if legal.size == 1:
+                self._apply(table, int(legal[0]), finished)
+                continue
+            controller = table.controllers[seat]
+            if controller == LEARNER:
+                learner_rows.append(table)
+            elif controller.startswith(SNAPSHOT_PREFIX):
+                snapshot_rows.setdefault(controller, []).append(table)
+            else:
+                obs = LazyObservation(self.observer, state, seat, mask.copy())
+                view = LazySeatView(state, seat, table.view_rngs[seat])
+                action = int(table.agents[(seat, controller)].act(obs, view))
+                obs.expire()
+                view.expire()
+                self._apply(table, action, finished)
+        for name, rows in snapshot_rows.items():
+            actions, _, _ = self._policy_actions(self._snapshot_net(name), rows)
+            for table, action in zip(rows, actions, strict=True):
+                self._apply(table, int(action), finished)
+        if learner_rows:
+            actions, logprobs, values = self._policy_actions(self.net, learner_rows)
+            for i, table in enumerate(learner_rows):
+                state = table.state
+                assert state is not None
+                ep = table.episodes[state.current]
+                ep.obs.append(self.obs_buf[i].copy())
+                ep.masks.append(self.mask_buf[i].copy())
+                ep.actions.append(int(actions[i]))
+                ep.logprobs.append(float(logprobs[i]))
+                ep.values.append(float(values[i]))
+                self._apply(table, int(actions[i]), finished)
+        return len(learner_rows)
+
+    def collect(self) -> list[Episode]:
+        """Play until at least ``batch_size`` learner decisions lie in finished episodes."""
+        finished: list[Episode] = []
+        stored = 0
+        while stored < self.cfg.batch_size:
+            self._step_all(finished)
+            stored = sum(ep.actions.size for ep in finished)
+        return finished
+
+    # ------------------------------------------------------------------ learning
+    def _ppo_update(self, episodes: list[Episode]) -> dict[str, float]:
+        cfg = self.cfg
+        advs, rets = zip(*(gae(ep.values, ep.reward, cfg.gamma, cfg.gae_lambda) for ep in episodes), strict=True)
+        obs = torch.from_numpy(np.concatenate([ep.obs for ep in episodes]))
+        masks = torch.from_numpy(np.concatenate([ep.masks for ep in episodes]))
+        actions = torch.from_numpy(np.concatenate([ep.actions for ep in episodes]))
+        old_logp = torch.from_numpy(np.concatenate([ep.logprobs for ep in episodes]))
+        old_values = torch.from_numpy(np.concatenate([ep.values for ep in episodes]))
+        advantages = torch.from_numpy(np.concatenate(advs))
+        returns = torch.from_numpy(np.concatenate(rets))
+        n = obs.shape[0]
+        clipfracs: list[float] = []
+        stats: dict[str, float] = {}
+        self.net.train()
+        for _epoch in range(cfg.update_epochs):
+            perm = torch.from_numpy(self.rng.permutation(n))
+            for start in range(0, n, cfg.minibatch_size):
+                idx = perm[start : start + cfg.minibatch_size]
+                logp, entropy, values = evaluate_actions(self.net, obs[idx], masks[idx], actions[idx])
+                entropy = entropy.mean()
+                log_ratio = logp - old_logp[idx]
+                ratio = log_ratio.exp()
+                with torch.no_grad():
+                    approx_kl = ((ratio - 1) - log_ratio).mean().item()
+                    clipfracs.append(((ratio - 1.0).abs() > cfg.clip_coef).float().mean().item())
+                mb_adv = advantages[idx]
+                if mb_adv.numel() > 1:
+                    mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
+                pg_loss = torch.max(
+                    -mb_adv * ratio, -mb_adv * torch.clamp(ratio, 1 - cfg.clip_coef, 1 + cfg.clip_coef)
+                ).mean()
+                if cfg.clip_vloss:
+                    v_clipped = old_values[idx] + torch.clamp(values - old_values[idx], -cfg.clip_coef, cfg.clip_coef)
+                    v_loss = 0.5 * torch.max((values - returns[idx]) ** 2, (v_clipped - returns[idx]) ** 2).mean()
+                else:
+                    v_loss = 0.5 * ((values - returns[idx]) ** 2).mean()
+                loss = pg_loss - cfg.ent_coef * entropy + cfg.vf_coef * v_loss
+                self.optimizer.zero_grad()
+                loss.backward()
+                nn.utils.clip_grad_norm_(self.net.parameters(), cfg.max_grad_norm)
+                self.optimizer.step()
+                stats = {
+                    "policy_loss": pg_loss.item(),
+                    "value_loss": v_loss.item(),
+                    "entropy": entropy.item(),
+                    "approx_kl": approx_kl,
+                    "loss": loss.item(),
+                }
+            if cfg.target_kl is not None and stats["approx_kl"] > cfg.target_kl:
+                break
+        self.net.eval()
+        var_y = returns.var().item()
+        stats["clipfrac"] = float(np.mean(clipfracs))
+        stats["explained_variance"] = float("nan") if var_y == 0 else 1 - (returns - old_values).var().item() / var_y
+        stats["batch_decisions"] = float(n)
+        return stats
+
+    def behaviour_clone(self) -> dict[str, float]:
+        """Fit the network to ``bc_teacher``'s moves and results (warm start)."""
+        cfg = self.cfg
+        assert cfg.bc_teacher is not None
+        workers = max(1, cfg.workers)
+        deals = list(range(cfg.bc_games))
+        chunks = [deals[i :: workers * 4] for i in range(workers * 4) if deals[i :: workers * 4]]
+        tasks = [
+            (cfg.bc_teacher, cfg.rules, self.n, cfg.seed, c, cfg.win_weight, cfg.score_weight, cfg.reward_scale)
+            for c in chunks
+        ]
+        parts: list[dict[str, np.ndarray]] = []
+        with tqdm(total=len(tasks), desc=f"cloning {cfg.bc_teacher}: games", disable=not self.progress) as bar:
+            if workers == 1:
+                for task in tasks:
+                    parts.append(_teacher_games(task))
+                    bar.update()
+            else:
+                with ProcessPoolExecutor(workers) as pool:
+                    for part in pool.map(_teacher_games, tasks):
+                        parts.append(part)
+                        bar.update()
+        parts = [p for p in parts if p["actions"].size]
+        obs = torch.from_numpy(np.concatenate([p["obs"] for p in parts]))
+        masks = torch.from_numpy(
+            np.unpackbits(np.concatenate([p["masks"] for p in parts]), axis=1, count=self.mask_buf.shape[1]).astype(
+                bool
+            )
+        )
+        actions = torch.from_numpy(np.concatenate([p["actions"] for p in parts]))
+        targets = torch.from_numpy(np.concatenate([p["targets"] for p in parts]))
+        n = actions.numel()
+        optimizer = torch.optim.Adam(self.net.parameters(), lr=cfg.bc_learning_rate)
+        self.net.train()
+        steps = cfg.bc_epochs * math.ceil(n / cfg.minibatch_size)
+        stats: dict[str, float] = {}
+        with tqdm(total=steps, desc="cloning: fit", disable=not self.progress) as bar:
+            for epoch in range(cfg.bc_epochs):
+                perm = torch.from_numpy(self.rng.permutation(n))
+                correct = 0
+                total_loss = 0.0
+                for start in range(0, n, cfg.minibatch_size):
+                    idx = perm[start : start + cfg.minibatch_size]
+                    logp, _, values = evaluate_actions(self.net, obs[idx].float(), masks[idx], actions[idx])
+                    ce = -logp.mean()
+                    v_loss = 0.5 * ((values - targets[idx]) ** 2).mean()
+                    loss = ce + cfg.vf_coef * v_loss
+                    optimizer.zero_grad()
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(self.net.parameters(), cfg.max_grad_norm)
+                    optimizer.step()
+                    # "agreement": the teacher's move gets more than half the probability
+                    correct += int((logp > math.log(0.5)).sum())
+                    total_loss += loss.item() * idx.numel()
+                    bar.update()
+                stats = {"loss": total_loss / n, "agreement": correct / n, "decisions": float(n)}
+                for key, value in stats.items():
+                    self.writer.add_scalar(f"bc/{key}", value, epoch)
+        self.net.eval()
+        self.bc_done = True
+        return stats
+
+    # ------------------------------------------------------------------ evaluation
+    def evaluate_now(self) -> dict[str, Any]:
+        """Duplicate games against each evaluation baseline (greedy policy)."""
+        cfg = self.cfg
+        net = self.net
+
+        def factory(seed: int) -> Any:
+            from agents.policy import PolicyAgent
+
+            return PolicyAgent(seed=seed, net=net)
+
+        row: dict[str, Any] = {"update": self.update, "step": self.global_step, "minutes": self.elapsed() / 60}
+        for name in cfg.eval_opponents:
+            result = evaluate(
+                AgentSpec("policy", (), factory),
+                AgentSpec.of(name),
+                games=cfg.eval_games,
+                seed=cfg.eval_seed,
+                rules=self.rules,
+                num_players=self.n,
+                workers=1,
+            ).summary
+            low, high = result.win_rate_ci
+            row[name] = {"win_rate": result.win_rate, "low": low, "high": high, "score": result.mean_diff}
+            self.writer.add_scalar(f"eval/winrate_vs_{name}", result.win_rate, self.global_step)
+            self.writer.add_scalar(f"eval/winrate_vs_{name}_low", low, self.global_step)
+            self.writer.add_scalar(f"eval/winrate_vs_{name}_high", high, self.global_step)
+            self.writer.add_scalar(f"eval/score_vs_{name}", result.mean_diff, self.global_step)
+        self.eval_history.append(row)
+        return row
+
+    # ------------------------------------------------------------------ checkpoints
+    def elapsed(self) -> float:
+        return self.elapsed_before + (time.perf_counter() - self.started)
+
+    def _rng_state(self) -> dict[str, Any]:
+        return {"numpy": json.dumps(self.rng.bit_generator.state), "torch": torch.get_rng_state()}
+
+    def save_checkpoint(self, name: str = "latest.pt") -> Path:
+        payload = ckpt.policy_payload(self.net, self.rules, self.cfg.to_dict())
+        payload["format"] = ckpt.TRAINING_FORMAT
+        payload["trainer"] = {
+            "optimizer": self.optimizer.state_dict(),
+            "rng": self._rng_state(),
+            "update": self.update,
+            "global_step": self.global_step,
+            "episodes": self.episodes_done,
+            "elapsed": self.elapsed(),
+            "bc_done": self.bc_done,
+            "league": self.league.state(),
+            "eval_history": json.dumps(self.eval_history),
+            "run_dir": str(self.run_dir),
+        }
+        return ckpt.save(payload, self.run_dir / "checkpoints" / name)
+
+    def export_policy(self, path: str | Path, half: bool = True) -> Path:
+        """The small file PolicyAgent plays (weights in float16 by default)."""
+        return ckpt.save(ckpt.policy_payload(self.net, self.rules, self.cfg.to_dict(), half=half), path)
+
+    def _restore(self, path: Path) -> Path:
+        if path.is_dir():
+            path = path / "checkpoints" / "latest.pt"
+        data = ckpt.load(path)
+        if data["format"] != ckpt.TRAINING_FORMAT or "trainer" not in data:
+            raise ckpt.CheckpointError(f"{path} is an exported policy, not a training checkpoint; it cannot resume")
+        shape = NetworkShape(**data["policy"]["shape"])
+        ckpt.check_layout(shape, self.layout, str(path))
+        if shape != self.net.shape:
+            raise ckpt.CheckpointError(f"{path}: network {shape} differs from the config's {self.net.shape}")
+        self.net.load_state_dict(data["policy"]["state_dict"])
+        self.net.eval()
+        t = data["trainer"]
+        self.optimizer.load_state_dict(t["optimizer"])
+        self.rng.bit_generator.state = json.loads(t["rng"]["numpy"])
+        torch.set_rng_state(t["rng"]["torch"])
+        self.update = int(t["update"])
+        self.global_step = int(t["global_step"])
+        self.episodes_done = int(t["episodes"])
+        self.elapsed_before = float(t["elapsed"])
+        self.bc_done = bool(t["bc_done"])
+        self.league.load_state(t["league"])
+        self.eval_history = json.loads(t["eval_history"])
+        return path.parent.parent
+
+    # ------------------------------------------------------------------ main loop
+    def _log_hparams(self) -> None:
+        rows = "\n".join(f"|{k}|{v}|" for k, v in self.cfg.to_dict().items())
+        self.writer.add_text("hyperparameters", f"|param|value|\n|-|-|\n{rows}")
+
+    def _set_learning_rate(self) -> float:
+        lr = self.cfg.learning_rate
+        if self.cfg.anneal_lr:
+            lr *= max(0.0, 1.0 - self.global_step / self.cfg.total_steps)
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        return lr
+
+    def _out_of_time(self) -> bool:
+        return self.cfg.max_minutes is not None and self.elapsed() >= 60 * self.cfg.max_minutes
+
+    def train(self) -> Path:
+        """Run (or continue) the training; returns the exported policy's path."""
+        cfg = self.cfg
+        self.started = time.perf_counter()
+        if self.update == 0:
+            self._log_hparams()
+            (self.run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False), encoding="utf-8")
+        if not self.bc_done:
+            stats = self.behaviour_clone()
+            print(f"behaviour cloning of {cfg.bc_teacher}: {stats}", file=sys.stderr)
+            self.save_checkpoint()
+        bar = tqdm(
+            total=cfg.total_steps, initial=min(self.global_step, cfg.total_steps), unit="dec", disable=not self.progress
+        )
+        while self.global_step < cfg.total_steps and not self._out_of_time():
+            lr = self._set_learning_rate()
+            t0 = time.perf_counter()
+            episodes = self.collect()
+            t1 = time.perf_counter()
+            stats = self._ppo_update(episodes)
+            t2 = time.perf_counter()
+            steps = int(stats["batch_decisions"])
+            self.update += 1
+            self.global_step += steps
+            bar.update(steps)
+            if self.update % cfg.log_every == 0:
+                w = self.writer
+                w.add_scalar("charts/SPS", steps / max(t2 - t0, 1e-9), self.global_step)
+                w.add_scalar("charts/rollout_SPS", steps / max(t1 - t0, 1e-9), self.global_step)
+                w.add_scalar("charts/learning_rate", lr, self.global_step)
+                w.add_scalar("charts/episodes", self.episodes_done, self.global_step)
+                if self.recent_returns:
+                    w.add_scalar("charts/episodic_return", float(np.mean(self.recent_returns)), self.global_step)
+                    w.add_scalar("charts/episodic_length", float(np.mean(self.recent_lengths)), self.global_step)
+                for key, value in stats.items():
+                    w.add_scalar(f"losses/{key}", value, self.global_step)
+                w.add_scalar("league/size", self.league.size, self.global_step)
+                for member, p in self.league.probabilities().items():
+                    w.add_scalar(f"league/p_{member.replace(':', '_')}", p, self.global_step)
+                for member in self.league.opponents:
+                    w.add_scalar(
+                        f"league/winrate_{member.replace(':', '_')}", self.league.win_rate(member), self.global_step
+                    )
+            bar.set_postfix(sps=f"{steps / max(t2 - t0, 1e-9):.0f}", ret=f"{np.mean(self.recent_returns or [0]):+.3f}")
+            if cfg.snapshot_every and self.update % cfg.snapshot_every == 0:
+                self.league.add_snapshot(self.update, self.net.state_dict())
+            if cfg.eval_every and self.update % cfg.eval_every == 0:
+                row = self.evaluate_now()
+                bar.write(_format_eval(row))
+            if self.update % cfg.checkpoint_every == 0:
+                self.save_checkpoint()
+        bar.close()
+        if not self.eval_history or self.eval_history[-1]["update"] != self.update:
+            print(_format_eval(self.evaluate_now()), file=sys.stderr)
+        self.save_checkpoint()
+        self.save_checkpoint("final.pt")
+        path = self.export_policy(self.run_dir / "policy.pt")
+        from training.curves import plot_learning_curve
+
+        plot_learning_curve(self.eval_history, self.run_dir / "learning_curve.png", title=self.run_dir.name)
+        self.writer.flush()
+        self.writer.close()
+        return path
+
+
+def _format_eval(row: dict[str, Any]) -> str:
+    parts = [
+        f"{k} {v['win_rate']:.3f} [{v['low']:.3f}, {v['high']:.3f}]" for k, v in row.items() if isinstance(v, dict)
+    ]
+    return f"eval at update {row['update']} ({row['step']} decisions, {row['minutes']:.1f} min): " + "; ".join(parts)
+
+
+# ====================================================================== command line
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="burako-train", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--config", help="YAML training config (configs/ppo_selfplay.yaml, configs/ppo_smoke.yaml)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config field")
+    parser.add_argument("--resume", metavar="RUN_DIR_OR_CHECKPOINT", help="continue a run from its latest checkpoint")
+    parser.add_argument("--export", metavar="PATH", help="also copy the final policy here (float16)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.resume and not args.config:
+            # the run's own config, stored in its checkpoint
+            path = Path(args.resume)
+            data = ckpt.load(path / "checkpoints" / "latest.pt" if path.is_dir() else path)
+            config = load_config(None, args.set, base=data["config"])
+        else:
+            config = load_config(args.config, args.set)
+        trainer = Trainer(config, resume=args.resume, progress=not args.no_progress)
+    except (ValueError, RulesError) as exc:
+        parser.error(str(exc))
+    print(
+        f"run folder: {trainer.run_dir}  (tensorboard --logdir {trainer.run_dir.parent}); "
+        f"network: {parameter_count(trainer.net):,} parameters",
+        file=sys.stderr,
+    )
+    policy = trainer.train()
+    if args.export:
+        trainer.export_policy(args.export)
+        policy = Path(args.export)
+    print(f"policy: {policy}")
+    print(f"learning curve: {trainer.run_dir / 'learning_curve.png'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
