@@ -242,6 +242,10 @@ class Episode:
     logprobs: np.ndarray
     values: np.ndarray
     reward: float
+    #: the seat whose decisions these are, the hand they come from, who the opponent was
+    seat: int = -1
+    hand: int = -1
+    opponent: str = ""
 
 
 class Table:
@@ -424,6 +428,9 @@ class Trainer:
                     logprobs=np.asarray(ep.logprobs, dtype=np.float32),
                     values=np.asarray(ep.values, dtype=np.float32),
                     reward=reward,
+                    seat=seat,
+                    hand=self.episodes_done,
+                    opponent=table.opponent,
                 )
             )
             self.recent_returns.append(reward)

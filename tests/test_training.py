@@ -1,0 +1,228 @@
+"""Self-play training (issue 6): the smoke config end to end, resume, masked
+sampling, credit assignment, checkpoints and the PolicyAgent."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from agents.policy import PolicyAgent
+from agents.random_agent import RandomAgent
+from agents.registry import make_agent
+from agents.runner import play_game
+from burako_env.engine import GameState
+from burako_env.observation import layout_id
+from burako_env.rules import load_rules
+from training import checkpoint as ckpt
+from training.league import SELF, League
+from training.network import NetworkShape, PolicyNet, evaluate_actions, sample_actions
+from training.ppo import PPOConfig, Trainer, gae, load_config, main
+
+ROOT = Path(__file__).resolve().parent.parent
+SMOKE = ROOT / "configs" / "ppo_smoke.yaml"
+
+
+def smoke_config(tmp_path: Path, **overrides: object) -> PPOConfig:
+    cfg = load_config(SMOKE)
+    values = {**cfg.to_dict(), "run_root": str(tmp_path), "total_steps": 1500, "bc_games": 6, "eval_games": 8}
+    values.update(overrides)
+    return PPOConfig(**values)
+
+
+def tiny_net(num_players: int = 2, rules: str = "burako") -> PolicyNet:
+    r = load_rules(rules)
+    torch.manual_seed(0)
+    return PolicyNet(NetworkShape.for_env(num_players, r, hidden=32, slot_embed=4), r)
+
+
+# ---------------------------------------------------------------------- end to end
+def test_smoke_config_trains_checkpoints_and_resumes_from_the_same_step(tmp_path: Path) -> None:
+    trainer = Trainer(smoke_config(tmp_path), progress=False)
+    policy = trainer.train()
+    assert policy.is_file() and (trainer.run_dir / "checkpoints" / "latest.pt").is_file()
+    assert (trainer.run_dir / "learning_curve.png").is_file()
+    assert trainer.global_step >= 1500 and trainer.update >= 2
+    assert trainer.eval_history and 0.0 <= trainer.eval_history[-1]["planner"]["win_rate"] <= 1.0
+    for p in trainer.net.parameters():
+        assert torch.isfinite(p).all()
+    saved = ckpt.load(trainer.run_dir / "checkpoints" / "latest.pt")
+    step, update = saved["trainer"]["global_step"], saved["trainer"]["update"]
+    assert step == trainer.global_step and update == trainer.update
+    # TensorBoard got the scalars the issue names, and the losses are finite
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(trainer.run_dir))
+    events.Reload()
+    tags = set(events.Tags()["scalars"])
+    for tag in ("charts/SPS", "charts/episodic_return", "charts/episodic_length", "losses/policy_loss",
+                "losses/value_loss", "losses/entropy", "losses/approx_kl", "losses/clipfrac",
+                "losses/explained_variance", "eval/winrate_vs_planner", "eval/winrate_vs_planner_low",
+                "league/size", "bc/loss"):  # fmt: skip
+        assert tag in tags, tag
+    assert all(math.isfinite(e.value) for e in events.Scalars("losses/loss"))
+
+    # resume: same run folder, continues from the saved step and update
+    resumed = Trainer(smoke_config(tmp_path, total_steps=3000), resume=trainer.run_dir, progress=False)
+    assert resumed.run_dir == trainer.run_dir
+    assert (resumed.global_step, resumed.update) == (step, update)
+    assert resumed.bc_done and resumed.eval_history == trainer.eval_history
+    for a, b in zip(resumed.net.state_dict().values(), trainer.net.state_dict().values(), strict=True):
+        assert torch.equal(a, b)
+    resumed.train()
+    assert resumed.global_step >= 3000 and resumed.update > update
+
+
+def test_command_line_trains_the_smoke_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    export = tmp_path / "bot.pt"
+    args = ["--config", str(SMOKE), "--set", f"run_root={tmp_path}", "--set", "total_steps=800"]
+    args += ["--set", "bc_teacher=null", "--set", "eval_games=4", "--export", str(export), "--no-progress"]
+    assert main(args) == 0
+    assert f"policy: {export}" in capsys.readouterr().out
+    agent = make_agent("policy", seed=0, checkpoint=str(export))
+    result = play_game([agent, RandomAgent(seed=1)], "burako", 2, deal_seed=3, record=False)
+    assert result.num_actions > 0
+
+
+def test_bad_config_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="unknown training config field"):
+        load_config(SMOKE, ["learning_rat=0.1"])
+    with pytest.raises(ValueError, match="eval_games must be a positive even number"):
+        load_config(SMOKE, ["eval_games=3"])
+    with pytest.raises(ValueError, match="key=value"):
+        load_config(SMOKE, ["seed"])
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("- just\n- a list\n")
+    with pytest.raises(ValueError, match="mapping"):
+        load_config(bad)
+
+
+# ---------------------------------------------------------------------- masking and credit
+def test_masked_sampling_never_yields_an_illegal_action() -> None:
+    """E3 for the learner: sampled actions are always legal, on real masks of random states."""
+    net = tiny_net()
+    rng = np.random.default_rng(0)
+    masks, observations = [], []
+    from burako_env.observation import Observer
+
+    observer = Observer(2, load_rules("burako"))
+    state = GameState.new_game(rng, "burako", 2)
+    while len(masks) < 300:
+        if state.hand_over:
+            state = GameState.new_game(rng, "burako", 2)
+        masks.append(state.legal_mask().astype(bool))
+        observations.append(observer.encode(state, state.current))
+        state.apply(int(rng.choice(np.flatnonzero(state.legal_mask()))))
+    obs = torch.from_numpy(np.stack(observations))
+    mask = torch.from_numpy(np.stack(masks))
+    torch.manual_seed(1)
+    for _ in range(20):
+        actions, logp, _ = sample_actions(net, obs, mask)
+        assert bool(mask[torch.arange(len(masks)), actions].all())
+        assert torch.isfinite(logp).all()
+    logp2, entropy, _ = evaluate_actions(net, obs, mask, actions)
+    assert torch.allclose(logp, logp2, atol=1e-5)
+    # probabilities over the legal actions sum to one; entropy is at most log(#legal)
+    assert bool((entropy <= torch.log(mask.sum(1).float()) + 1e-4).all())
+
+
+def test_rollout_credits_each_learner_seat_with_its_own_side_result(tmp_path: Path) -> None:
+    """Self-play hands store both seats, with opposite rewards; hands against a
+    baseline store only the learner's seat. Every stored action was legal."""
+    cfg = smoke_config(tmp_path, bc_teacher=None, win_weight=1.0, score_weight=0.0, num_envs=8)
+    trainer = Trainer(cfg, progress=False)
+    trainer.league.self_play_fraction = 0.5
+    episodes = trainer.collect()
+    by_hand: dict[int, list] = {}
+    for ep in episodes:
+        assert bool(ep.masks[np.arange(ep.actions.size), ep.actions].all())
+        by_hand.setdefault(ep.hand, []).append(ep)
+    kinds = set()
+    for hand_episodes in by_hand.values():
+        opponent = hand_episodes[0].opponent
+        kinds.add(opponent == SELF)
+        seats = sorted(ep.seat for ep in hand_episodes)
+        if opponent == SELF:
+            assert len(seats) == len(set(seats))
+            if len(seats) == 2:
+                assert hand_episodes[0].reward == -hand_episodes[1].reward
+        else:
+            assert len(seats) == 1
+    assert kinds == {True, False}
+
+
+def test_gae_with_a_terminal_reward_only() -> None:
+    values = np.array([0.2, 0.5], dtype=np.float32)
+    adv, ret = gae(values, 1.0, gamma=1.0, lam=0.5)
+    # delta1 = 1 - 0.5 = 0.5; delta0 = 0.5 - 0.2 = 0.3; adv0 = 0.3 + 0.5 * 0.5
+    assert np.allclose(adv, [0.55, 0.5]) and np.allclose(ret, [0.75, 1.0])
+
+
+def test_league_prioritises_opponents_it_beats_least_and_evicts_old_snapshots() -> None:
+    league = League(["planner", "random"], "prioritized", self_play_fraction=0.2, max_snapshots=2)
+    for _ in range(50):
+        league.record("random", 1.0)
+        league.record("planner", 0.0)
+    p = league.probabilities()
+    assert p["planner"] > 10 * p["random"] and math.isclose(sum(p.values()), 1.0)
+    net = tiny_net()
+    for update in (10, 20, 30):
+        league.add_snapshot(update, net.state_dict())
+    assert list(league.snapshots) == ["snapshot:20", "snapshot:30"]
+    uniform = League(["planner", "random"], "uniform", self_play_fraction=0.0)
+    assert uniform.probabilities() == {"planner": 0.5, "random": 0.5}
+    with pytest.raises(ValueError, match="scheme"):
+        League(["planner"], "elo")
+
+
+# ---------------------------------------------------------------------- checkpoints
+def _exported(tmp_path: Path, num_players: int = 2) -> Path:
+    net = tiny_net(num_players)
+    return ckpt.save(ckpt.policy_payload(net, load_rules("burako"), {"seed": 0}, half=True), tmp_path / "p.pt")
+
+
+def test_policy_agent_plays_legal_moves_from_a_float16_checkpoint(tmp_path: Path) -> None:
+    path = _exported(tmp_path)
+    agents = [PolicyAgent(seed=0, checkpoint=str(path)), PolicyAgent(seed=1, checkpoint=str(path), greedy=False)]
+    result = play_game(agents, "burako", 2, deal_seed=5, record=False)  # AgentFault on any illegal move
+    assert result.num_actions > 20
+
+
+def test_a_checkpoint_with_another_layout_is_rejected(tmp_path: Path) -> None:
+    path = _exported(tmp_path, num_players=2)
+    agent = PolicyAgent(seed=0, checkpoint=str(path))
+    with pytest.raises(ckpt.CheckpointError, match="another observation/action layout"):
+        agent.reset(0, load_rules("burako"), 4)
+    data = ckpt.load(path)
+    data["policy"]["shape"]["layout"] = layout_id(2).replace("actions[3519]", "actions[3000]")
+    tampered = ckpt.save(data, tmp_path / "tampered.pt")
+    with pytest.raises(ckpt.CheckpointError, match="layout"):
+        PolicyAgent(seed=0, checkpoint=str(tampered)).reset(0, load_rules("burako"), 2)
+
+
+def test_corrupt_or_foreign_checkpoints_are_clear_errors(tmp_path: Path) -> None:
+    path = _exported(tmp_path)
+    truncated = tmp_path / "truncated.pt"
+    truncated.write_bytes(path.read_bytes()[:500])
+    with pytest.raises(ckpt.CheckpointError, match="cannot be read"):
+        ckpt.load(truncated)
+    foreign = tmp_path / "foreign.pt"
+    torch.save({"weights": torch.zeros(3)}, foreign)
+    with pytest.raises(ckpt.CheckpointError, match="not a burako_env checkpoint"):
+        ckpt.load(foreign)
+
+    class Evil:
+        def __reduce__(self) -> tuple:
+            return (print, ("pwned",))
+
+    evil = tmp_path / "evil.pt"
+    torch.save({"format": "burako-policy", "x": Evil()}, evil)
+    with pytest.raises(ckpt.CheckpointError, match="cannot be read"):  # weights_only refuses the object
+        ckpt.load(evil)
+    with pytest.raises(ckpt.CheckpointError, match="does not exist"):
+        ckpt.load(tmp_path / "missing.pt")
+    with pytest.raises(ckpt.CheckpointError, match="exported policy"):
+        Trainer(smoke_config(tmp_path, bc_teacher=None), resume=path, progress=False)
