@@ -113,7 +113,7 @@ def env(**kwargs: Any) -> AECEnv:
 class raw_env(AECEnv):
     metadata: ClassVar[dict[str, Any]] = {
         "name": "burako_v0",
-        "render_modes": ["ansi", "human"],
+        "render_modes": ["ansi", "human", "rgb_array"],
         "is_parallelizable": False,
         "render_fps": 1,
     }
@@ -263,9 +263,16 @@ class raw_env(AECEnv):
             return [0.0] * sides
         return [1.0 if s == winner else -1.0 / (sides - 1) for s in range(sides)]
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
+        """``ansi``: the table as text; ``human``: printed; ``rgb_array``: a
+        picture of the table (every hand face up, a spectator's view) as an
+        (height, width, 3) uint8 array (``burako_env.graphics``)."""
         if self.render_mode is None:
             return None
+        if self.render_mode == "rgb_array":
+            from burako_env.graphics import table_image  # Pillow and fonts only when asked for
+
+            return table_image(self.game)
         text = render_table(self.game)
         if self.render_mode == "human":
             print(text)

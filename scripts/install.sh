@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Create .venv and install the project with its dev extras (tests, lint).
+# Create .venv and install the project with its dev extras (tests, lint, notebooks).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
+# the CPU build of torch first: a bare "torch" requirement would pull a multi-GB CUDA build
+.venv/bin/python -m pip install -q "torch==2.13.0"
 .venv/bin/python -m pip install -q -e ".[dev]"

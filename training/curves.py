@@ -13,13 +13,12 @@ def plot_learning_curve(history: Sequence[dict[str, Any]], path: str | Path, tit
     ``Trainer.evaluate_now``. Returns the PNG path (None without history)."""
     if not history:
         return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    # a bare Figure, not pyplot: never touches the caller's backend (notebooks keep inline plots)
+    from matplotlib.figure import Figure
 
     opponents = [k for k, v in history[0].items() if isinstance(v, dict)]
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig = Figure(figsize=(7, 4))
+    ax = fig.subplots()
     steps = [row["step"] for row in history]
     for name in opponents:
         rows = [row[name] for row in history]
@@ -34,5 +33,4 @@ def plot_learning_curve(history: Sequence[dict[str, Any]], path: str | Path, tit
     fig.tight_layout()
     path = Path(path)
     fig.savefig(path, dpi=110)
-    plt.close(fig)
     return path

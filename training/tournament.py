@@ -1249,18 +1249,17 @@ def leaderboard_md(
 
 
 def plot_ratings(table: Sequence[Standing], path: Path, title: str) -> None:
-    """Elo with 95% intervals, best on top (Agg: no display needed)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    """Elo with 95% intervals, best on top. A bare Figure (no pyplot): needs no
+    display and leaves the caller's backend alone (notebooks keep inline plots)."""
+    from matplotlib.figure import Figure
 
     ordered = [s for s in reversed(table) if not math.isnan(s.elo)]
     y = np.arange(len(ordered))
     elo = np.array([s.elo for s in ordered])
     low = np.array([s.elo_low for s in ordered])
     high = np.array([s.elo_high for s in ordered])
-    fig, ax = plt.subplots(figsize=(7.0, 1.0 + 0.55 * len(ordered)), dpi=110)
+    fig = Figure(figsize=(7.0, 1.0 + 0.55 * len(ordered)), dpi=110)
+    ax = fig.subplots()
     if np.isfinite(low).all() and np.isfinite(high).all():
         err = np.vstack([np.maximum(elo - low, 0.0), np.maximum(high - elo, 0.0)])
         ax.errorbar(elo, y, xerr=err, fmt="o", color="tab:blue", ecolor="tab:gray", capsize=4)
@@ -1275,7 +1274,6 @@ def plot_ratings(table: Sequence[Standing], path: Path, title: str) -> None:
     ax.set_ylim(-0.6, len(ordered) - 0.4)
     fig.tight_layout()
     fig.savefig(path, metadata={"Software": None})
-    plt.close(fig)
 
 
 # ---------------------------------------------------------------------- the run

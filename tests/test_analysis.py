@@ -1,0 +1,146 @@
+"""Analysis frames (records, tournaments, TensorBoard) and pictures of the table (issue 8)."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import burako_env
+from agents.registry import make_agent
+from agents.runner import play_game
+from burako_env import actions as A
+from burako_env import analysis
+from burako_env.graphics import Replay, table_image, table_scene, table_svg
+from burako_env.melds import make_run
+from burako_env.records import RecordError, replay
+from burako_env.scenario import build_state
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def records() -> list[dict]:
+    out = []
+    for deal in range(4):
+        result = play_game(
+            [make_agent("planner", seed=deal), make_agent("greedy", seed=9)], "burako", 2, deal_seed=deal
+        )
+        out.append(result.record)
+    return out
+
+
+def test_games_frame_matches_the_records(records: list[dict]) -> None:
+    games = analysis.games_frame(records)
+    assert len(games) == 4
+    for i, record in enumerate(records):
+        row = games.iloc[i]
+        final = replay(record)
+        assert row["turns"] == record["turns"] and row["actions"] == len(record["actions"])
+        assert row["end_reason"] == record["end_reason"]
+        assert row["winner"] == (-1 if record["result"]["winner"] is None else record["result"]["winner"])
+        for s in range(2):
+            if record["hand_scores"] is None:
+                assert math.isnan(row[f"s{s}_total"])
+            else:
+                assert row[f"s{s}_total"] == record["hand_scores"][s]["total"]
+                assert row[f"s{s}_canasta_bonus"] == record["hand_scores"][s]["canasta_bonus"]
+        for s in range(2):
+            assert row[f"s{s}_canastas"] == sum(m.is_canasta for m in final.melds[s])
+            assert math.isnan(row[f"s{s}_muerto_turn"]) != bool(final.muerto_taken[s])
+    assert set(games["agent_0"]) <= {"planner", "greedy"}
+
+
+def test_decisions_frame_has_one_row_per_move(records: list[dict]) -> None:
+    moves = analysis.decisions_frame(records[:2])
+    assert len(moves) == sum(len(r["actions"]) for r in records[:2])
+    first = moves[moves["game"] == 0]
+    assert first["description"].tolist() == records[0]["descriptions"]
+    assert first["action"].tolist() == records[0]["actions"]
+    assert first["kind"].tolist() == [A.decode(a)[0] for a in records[0]["actions"]]
+    discards = first[first["kind"] == "discard"]
+    assert (discards["tile"] != "").all() and (discards["description"].str.startswith("discard ")).all()
+    assert (first["legal_actions"] >= 1).all() and (first["hand_size"] >= 0).all()
+    assert first["index"].tolist() == list(range(len(first)))
+
+
+def test_a_tampered_record_is_refused(records: list[dict]) -> None:
+    bad = dict(records[0])
+    bad["actions"] = [*bad["actions"][:5], 0, *bad["actions"][6:]]
+    with pytest.raises(RecordError):
+        analysis.games_frame([bad])
+
+
+def test_tournament_frames_and_crosstable_matrix() -> None:
+    frames = analysis.tournament_frames(ROOT / "docs" / "tournament")
+    board, cross = frames["leaderboard"], frames["crosstable"]
+    assert board["name"].tolist() == ["planner", "ismcts", "greedy", "random"]
+    matrix = analysis.crosstable_matrix(cross)
+    assert matrix.shape == (4, 4) and np.isnan(np.diag(matrix.to_numpy(dtype=float))).all()
+    assert math.isclose(matrix.loc["planner", "greedy"] + matrix.loc["greedy", "planner"], 1.0)
+    assert len(frames["results"]) == 2400
+    with pytest.raises(FileNotFoundError, match="burako-tournament folder"):
+        analysis.tournament_frames(ROOT / "docs")
+
+
+def test_tensorboard_scalars_reads_back_what_was_written(tmp_path: Path) -> None:
+    from torch.utils.tensorboard import SummaryWriter
+
+    writer = SummaryWriter(str(tmp_path))
+    for step in range(5):
+        writer.add_scalar("charts/x", step * 0.5, step)
+    writer.add_scalar("eval/y", 0.75, 3)
+    writer.close()
+    frame = analysis.tensorboard_scalars(tmp_path)
+    x = frame[frame["tag"] == "charts/x"]
+    assert x["step"].tolist() == [0, 1, 2, 3, 4] and x["value"].tolist() == [0.0, 0.5, 1.0, 1.5, 2.0]
+    assert frame[frame["tag"] == "eval/y"]["value"].tolist() == [0.75]
+    with pytest.raises(FileNotFoundError, match="no TensorBoard event file"):
+        analysis.tensorboard_scalars(tmp_path / "nothing")
+
+
+def test_rate_with_ci() -> None:
+    import pandas as pd
+
+    mean, low, high = analysis.rate_with_ci(pd.Series([1, 0, 1, 1]))
+    assert mean == 0.75 and low < 0.75 < high
+
+
+# ---------------------------------------------------------------------- pictures
+def test_rgb_array_render_is_an_image_of_the_table() -> None:
+    env = burako_env.env(num_players=2, render_mode="rgb_array")
+    env.reset(seed=1)
+    image = env.render()
+    assert isinstance(image, np.ndarray) and image.dtype == np.uint8 and image.ndim == 3 and image.shape[2] == 3
+    obs, *_ = env.last()
+    env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+    assert not np.array_equal(env.render()[: image.shape[0]], image)  # the picture follows the game
+
+
+def test_the_scene_shows_melds_canastas_pile_and_hands() -> None:
+    state = build_state(
+        hands={0: "R5 R6 K9", 1: "B1"},
+        melds={0: [make_run(1, 1, 7)], 1: [make_run(3, 3, 5)]},  # red 1-7 (a clean canasta), yellow 3-5
+        pile="K2 B7",
+    )
+    svg = table_svg(state)
+    # tiles drawn: 3 + 1 in hands, 7 + 3 in melds, 2 in the pile
+    assert svg.count('fill="#fffbea"') == 3 + 1 + 7 + 3 + 2
+    assert "canasta" in svg and "#f2c230" in svg  # clean canasta, gold frame
+    assert "discard pile (2" in svg
+    hidden = table_scene(state, viewer=0, reveal=False)
+    assert sum(1 for item in hidden.items if getattr(item, "fill", None) == "#3f5f8f") == 1  # player_1's tile face down
+    cards = build_state(hands={0: "R5", 1: "K13"}, rules="buraco_cards")  # 5 of hearts, king of spades
+    assert re.search(r">5♥<", table_svg(cards)) and table_image(cards).shape[2] == 3
+
+
+def test_replay_steps_through_every_position(records: list[dict]) -> None:
+    replay = Replay(records[0])
+    assert len(replay) == len(records[0]["actions"]) + 1
+    assert replay.captions[1].startswith("move 1: player_")
+    html = replay.html(range(5))
+    assert html.count('class="frame"') == 5 and html.count("<svg") == 5
+    assert replay.frame(len(replay) - 1).shape[2] == 3
