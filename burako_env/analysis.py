@@ -40,6 +40,7 @@ choices the seat had; 1 means forced).
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -100,7 +101,7 @@ def games_frame(source: Records) -> pd.DataFrame:
         )
         scores = record["hand_scores"]
         muerto_turn = [math.nan] * sides
-        for before, after in zip(steps, steps[1:], strict=False):
+        for before, after in itertools.pairwise(steps):
             for s in range(sides):
                 if math.isnan(muerto_turn[s]) and after.state.muerto_taken[s] and not before.state.muerto_taken[s]:
                     muerto_turn[s] = before.state.turn
@@ -134,7 +135,7 @@ def decisions_frame(source: Records) -> pd.DataFrame:
     for game, record in enumerate(_records(source)):
         steps = _replayed(record)
         cards = steps[0].state.rules.cards
-        for before, after in zip(steps, steps[1:], strict=False):
+        for before, after in itertools.pairwise(steps):
             state = before.state
             seat = after.seat
             assert seat is not None and after.action is not None

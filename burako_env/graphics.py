@@ -325,6 +325,7 @@ class Replay:
         """A self-contained step-through viewer of the chosen positions (default: all)."""
         chosen = list(range(len(self))) if indices is None else list(indices)
         uid = f"burako-replay-{id(self):x}"
+        js = uid.replace("-", "_")  # the viewer's JavaScript function names
         frames = "".join(
             f'<div class="frame" style="display:{"block" if n == 0 else "none"}">{self.svg(i)}</div>'
             for n, i in enumerate(chosen)
@@ -332,22 +333,22 @@ class Replay:
         last = len(chosen) - 1
         return f"""<div id="{uid}">
 <div style="margin:4px 0">
-<button onclick="burakoStep_{uid.replace("-", "_")}(-1)">◀ previous</button>
+<button onclick="burakoStep_{js}(-1)">◀ previous</button>
 <input type="range" min="0" max="{last}" value="0" style="width:420px"
- oninput="burakoShow_{uid.replace("-", "_")}(parseInt(this.value))">
-<button onclick="burakoStep_{uid.replace("-", "_")}(1)">next ▶</button>
+ oninput="burakoShow_{js}(parseInt(this.value))">
+<button onclick="burakoStep_{js}(1)">next ▶</button>
 <span class="counter">1 / {last + 1}</span>
 </div>{frames}
 <script>
 (function() {{
   var root = document.getElementById("{uid}"), at = 0;
   var frames = root.getElementsByClassName("frame"), slider = root.querySelector("input");
-  window["burakoShow_{uid.replace("-", "_")}"] = function(i) {{
+  window["burakoShow_{js}"] = function(i) {{
     i = Math.max(0, Math.min({last}, i)); frames[at].style.display = "none";
     frames[i].style.display = "block"; at = i; slider.value = i;
     root.querySelector(".counter").textContent = (i + 1) + " / {last + 1}";
   }};
-  window["burakoStep_{uid.replace("-", "_")}"] = function(d) {{ window["burakoShow_{uid.replace("-", "_")}"](at + d); }};
+  window["burakoStep_{js}"] = function(d) {{ window["burakoShow_{js}"](at + d); }};
 }})();
 </script></div>"""
 
