@@ -160,6 +160,9 @@ def main(argv: list[str] | None = None) -> int:
         description="Play one hand of Burako in the terminal against an agent.",
     )
     parser.add_argument("--opponent", default="planner", choices=[n for n in agent_names() if n != "human"])
+    parser.add_argument(
+        "--opponent-opt", action="append", metavar="KEY=VALUE", help="option for the opponent (repeatable)"
+    )
     parser.add_argument("--rules", default="burako", help="preset name or YAML path")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--seat", type=int, default=0, help="your seat (player_0 is seat 0)")
@@ -168,8 +171,11 @@ def main(argv: list[str] | None = None) -> int:
     if not 0 <= args.seat < args.players:
         parser.error(f"--seat must be between 0 and {args.players - 1}")
     try:
-        play_hand(args.opponent, args.rules, args.seed, args.seat, args.players)
-    except RulesError as exc:
+        from training.evaluate import parse_options
+
+        options = parse_options(args.opponent_opt, "--opponent-opt")
+        play_hand(args.opponent, args.rules, args.seed, args.seat, args.players, opponent_options=options)
+    except (RulesError, ValueError) as exc:  # bad rules, bad option, unusable checkpoint
         print(f"burako-human: {exc}", file=sys.stderr)
         return 2
     except QuitGameError:

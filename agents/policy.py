@@ -1,7 +1,8 @@
 """PolicyAgent: plays from a trained checkpoint (``training/ppo.py``).
 
-    make_agent("policy", checkpoint="agents/checkpoints/burako_ppo.pt")
-    burako-eval --a policy --a-opt checkpoint=agents/checkpoints/burako_ppo.pt --b planner
+    make_agent("policy")                                   # the shipped reference bot
+    make_agent("policy", checkpoint="runs/.../policy.pt")  # your own
+    burako-eval --a policy --b planner
 
 ``greedy=True`` (default) plays the most probable legal action; ``greedy=False``
 samples from the masked policy (``temperature`` scales the logits). The
@@ -11,6 +12,7 @@ observation/action layout than the table's is refused at ``reset``.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,6 +23,9 @@ from burako_env.observation import layout_id
 from burako_env.rules import Rules, load_rules
 from training import checkpoint as ckpt
 from training.network import PolicyNet, masked_logits
+
+#: the reference bot trained by configs/ppo_selfplay.yaml, shipped with the package
+DEFAULT_CHECKPOINT = Path(__file__).resolve().parent / "checkpoints" / "burako_ppo.pt"
 
 
 class PolicyAgent:
@@ -34,8 +39,10 @@ class PolicyAgent:
         greedy: bool = True,
         temperature: float = 1.0,
     ) -> None:
-        if (checkpoint is None) == (net is None):
-            raise ValueError("PolicyAgent needs exactly one of checkpoint= (a file) or net= (a PolicyNet)")
+        if checkpoint is not None and net is not None:
+            raise ValueError("PolicyAgent takes checkpoint= (a file) or net= (a PolicyNet), not both")
+        if checkpoint is None and net is None:
+            checkpoint = str(DEFAULT_CHECKPOINT)
         if temperature <= 0:
             raise ValueError(f"temperature must be > 0, got {temperature}")
         if net is None:

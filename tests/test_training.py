@@ -226,3 +226,10 @@ def test_corrupt_or_foreign_checkpoints_are_clear_errors(tmp_path: Path) -> None
         ckpt.load(tmp_path / "missing.pt")
     with pytest.raises(ckpt.CheckpointError, match="exported policy"):
         Trainer(smoke_config(tmp_path, bc_teacher=None), resume=path, progress=False)
+
+
+def test_human_cli_names_an_unusable_checkpoint(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from agents.human import main as human_main
+
+    code = human_main(["--opponent", "policy", "--opponent-opt", f"checkpoint={tmp_path / 'none.pt'}"])
+    assert code == 2 and "does not exist" in capsys.readouterr().err

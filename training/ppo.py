@@ -649,7 +649,15 @@ class Trainer:
                 workers=1,
             ).summary
             low, high = result.win_rate_ci
-            row[name] = {"win_rate": result.win_rate, "low": low, "high": high, "score": result.mean_diff}
+            row[name] = {
+                "win_rate": result.win_rate,
+                "low": low,
+                "high": high,
+                "score": result.mean_diff,
+                "score_low": result.mean_diff_ci[0],
+                "score_high": result.mean_diff_ci[1],
+                "games": result.games,
+            }
             self.writer.add_scalar(f"eval/winrate_vs_{name}", result.win_rate, self.global_step)
             self.writer.add_scalar(f"eval/winrate_vs_{name}_low", low, self.global_step)
             self.writer.add_scalar(f"eval/winrate_vs_{name}_high", high, self.global_step)
@@ -798,6 +806,20 @@ def _format_eval(row: dict[str, Any]) -> str:
     return f"eval at update {row['update']} ({row['step']} decisions, {row['minutes']:.1f} min): " + "; ".join(parts)
 
 
+def format_eval_table(row: dict[str, Any]) -> str:
+    """The final evaluation as a table: one line per baseline."""
+    lines = [
+        f"policy after {row['step']:,} learner decisions ({row['minutes']:.1f} min), duplicate deals, 95% intervals:",
+        f"{'opponent':<10} {'games':>6}  {'win rate':<22} {'mean score diff':<26}",
+    ]
+    for name, v in row.items():
+        if isinstance(v, dict):
+            win = f"{v['win_rate']:.3f} [{v['low']:.3f}, {v['high']:.3f}]"
+            score = f"{v['score']:+.1f} [{v.get('score_low', math.nan):+.1f}, {v.get('score_high', math.nan):+.1f}]"
+            lines.append(f"{name:<10} {v.get('games', 0):>6}  {win:<22} {score:<26}")
+    return "\n".join(lines)
+
+
 # ====================================================================== command line
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -834,6 +856,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.export:
         trainer.export_policy(args.export)
         policy = Path(args.export)
+    print(format_eval_table(trainer.eval_history[-1]))
     print(f"policy: {policy}")
     print(f"learning curve: {trainer.run_dir / 'learning_curve.png'}")
     return 0
