@@ -23,6 +23,7 @@ purple ★); with ``tile_set: cards`` they are cards (rank and suit).
 from __future__ import annotations
 
 import html
+import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -324,7 +325,7 @@ class Replay:
     def html(self, indices: Iterable[int] | None = None) -> str:
         """A self-contained step-through viewer of the chosen positions (default: all)."""
         chosen = list(range(len(self))) if indices is None else list(indices)
-        uid = f"burako-replay-{id(self):x}"
+        uid = f"burako-replay-{uuid.uuid4().hex[:12]}"  # unique even when shown twice
         js = uid.replace("-", "_")  # the viewer's JavaScript function names
         frames = "".join(
             f'<div class="frame" style="display:{"block" if n == 0 else "none"}">{self.svg(i)}</div>'

@@ -233,3 +233,25 @@ def test_human_cli_names_an_unusable_checkpoint(tmp_path: Path, capsys: pytest.C
 
     code = human_main(["--opponent", "policy", "--opponent-opt", f"checkpoint={tmp_path / 'none.pt'}"])
     assert code == 2 and "does not exist" in capsys.readouterr().err
+
+
+def test_a_snapshot_evicted_mid_hand_still_finishes_its_hands(tmp_path: Path) -> None:
+    """Regression: a table keeps playing the snapshot it was dealt against
+    after the league has evicted that snapshot (one snapshot kept, one added
+    every update, hands much longer than an update)."""
+    cfg = smoke_config(
+        tmp_path,
+        bc_teacher=None,
+        league_baselines=["random"],
+        self_play_fraction=0.0,
+        snapshot_every=1,
+        max_snapshots=1,
+        num_envs=16,
+        batch_size=200,
+        total_steps=1600,
+        eval_every=0,
+    )
+    trainer = Trainer(cfg, progress=False)
+    trainer.train()
+    assert trainer.update >= 6 and list(trainer.league.snapshots) == [f"snapshot:{trainer.update}"]
+    assert set(trainer.league.results) <= {"random", *trainer.league.snapshots}

@@ -90,7 +90,10 @@ def build_policy(data: dict[str, Any], source: str = "checkpoint") -> tuple[Poli
         rules = load_rules(data["rules"])
     except (TypeError, KeyError, RulesError) as exc:
         raise CheckpointError(f"{source}: malformed policy description: {exc}") from exc
-    net = PolicyNet(shape, rules)
+    try:
+        net = PolicyNet(shape, rules)
+    except ValueError as exc:
+        raise CheckpointError(f"{source}: the stored network shape does not fit its rules: {exc}") from exc
     try:
         net.load_state_dict({k: v.float() for k, v in data["policy"]["state_dict"].items()})
     except (RuntimeError, KeyError, AttributeError) as exc:

@@ -16,14 +16,14 @@ def plot_learning_curve(history: Sequence[dict[str, Any]], path: str | Path, tit
     # a bare Figure, not pyplot: never touches the caller's backend (notebooks keep inline plots)
     from matplotlib.figure import Figure
 
-    opponents = [k for k, v in history[0].items() if isinstance(v, dict)]
     fig = Figure(figsize=(7, 4))
     ax = fig.subplots()
-    steps = [row["step"] for row in history]
+    opponents = list(dict.fromkeys(k for row in history for k, v in row.items() if isinstance(v, dict)))
     for name in opponents:
-        rows = [row[name] for row in history]
-        ax.plot(steps, [r["win_rate"] for r in rows], marker="o", label=f"vs {name}")
-        ax.fill_between(steps, [r["low"] for r in rows], [r["high"] for r in rows], alpha=0.2)
+        points = [(row["step"], row[name]) for row in history if isinstance(row.get(name), dict)]
+        xs = [x for x, _ in points]
+        ax.plot(xs, [r["win_rate"] for _, r in points], marker="o", label=f"vs {name}")
+        ax.fill_between(xs, [r["low"] for _, r in points], [r["high"] for _, r in points], alpha=0.2)
     ax.axhline(0.5, color="grey", lw=0.8, ls="--")
     ax.set_xlabel("learner decisions trained on")
     ax.set_ylabel("win rate (duplicate deals, 95% CI)")

@@ -171,9 +171,13 @@ class PPOConfig:
         problems = []
         if self.num_players not in (2, 4):
             problems.append(f"num_players must be 2 or 4 (two sides), got {self.num_players}")
-        for name in ("total_steps", "num_envs", "batch_size", "minibatch_size", "update_epochs", "checkpoint_every"):
+        positive = ("total_steps", "num_envs", "batch_size", "minibatch_size", "update_epochs", "checkpoint_every")
+        for name in (*positive, "log_every"):
             if getattr(self, name) <= 0:
                 problems.append(f"{name} must be > 0, got {getattr(self, name)}")
+        for name in ("snapshot_every", "eval_every", "max_snapshots", "bc_games", "bc_epochs"):
+            if getattr(self, name) < 0:
+                problems.append(f"{name} must be >= 0, got {getattr(self, name)}")
         if self.eval_games <= 0 or self.eval_games % 2:
             problems.append(f"eval_games must be a positive even number, got {self.eval_games}")
         if self.league_scheme not in ("uniform", "prioritized"):
@@ -370,7 +374,8 @@ class Trainer:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         from torch.utils.tensorboard import SummaryWriter  # import late: tensorboard is slow to import
 
-        self.writer = SummaryWriter(str(self.run_dir), purge_step=self.global_step if resume else None)
+        # on resume, drop events logged after the checkpoint (those at its step were logged before it)
+        self.writer = SummaryWriter(str(self.run_dir), purge_step=self.global_step + 1 if resume else None)
         self.obs_buf = np.zeros((config.num_envs, self.observer.size), dtype=np.float32)
         self.mask_buf = np.zeros((config.num_envs, self.net.policy_head.out_features), dtype=bool)
         self.tables = [Table(i) for i in range(config.num_envs)]
@@ -391,7 +396,9 @@ class Trainer:
         ]
         table.episodes = {s: SeatEpisode() for s in range(self.n) if table.controllers[s] == LEARNER}
         table.view_rngs = [np.random.default_rng(self.rng.integers(2**63)) for _ in range(self.n)]
-        if table.opponent != SELF and not table.opponent.startswith(SNAPSHOT_PREFIX):
+        if table.opponent.startswith(SNAPSHOT_PREFIX):
+            self._snapshot_net(table.opponent)  # built now: the league may evict it before the hand ends
+        elif table.opponent != SELF:
             for s in range(self.n):
                 if table.controllers[s] == table.opponent:
                     key = (s, table.opponent)
@@ -400,12 +407,15 @@ class Trainer:
                     table.agents[key].reset(s, self.rules, self.n)
 
     def _snapshot_net(self, name: str) -> PolicyNet:
+        """The frozen network of a snapshot, cached while the league holds it or
+        a table still plays against it (a hand outlives an eviction)."""
         net = self.snapshot_nets.get(name)
         if net is None:
             net = PolicyNet(self.net.shape, self.rules)
             net.load_state_dict(self.league.snapshots[name])
             net.eval()
-            self.snapshot_nets = {k: v for k, v in self.snapshot_nets.items() if k in self.league.snapshots}
+            in_use = set(self.league.snapshots) | {t.opponent for t in getattr(self, "tables", [])}
+            self.snapshot_nets = {k: v for k, v in self.snapshot_nets.items() if k in in_use}
             self.snapshot_nets[name] = net
         return net
 
@@ -433,10 +443,13 @@ class Trainer:
                     opponent=table.opponent,
                 )
             )
-            self.recent_returns.append(reward)
-            self.recent_lengths.append(len(ep.actions))
+            if table.opponent != SELF:  # self-play returns are zero-sum: they would pull the chart to 0
+                self.recent_returns.append(reward)
+                self.recent_lengths.append(len(ep.actions))
         diff = state.side_rewards()[table.learner_side]
-        self.league.record(table.opponent, 1.0 if diff > 0 else 0.0 if diff < 0 else 0.5)
+        if state.hand_scores is not None and table.opponent in self.league.opponents:
+            # void/truncated hands say nothing about strength; evicted snapshots are gone
+            self.league.record(table.opponent, 1.0 if diff > 0 else 0.0 if diff < 0 else 0.5)
         self.episodes_done += 1
         self._new_hand(table)
 
