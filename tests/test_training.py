@@ -255,3 +255,20 @@ def test_a_snapshot_evicted_mid_hand_still_finishes_its_hands(tmp_path: Path) ->
     trainer.train()
     assert trainer.update >= 6 and list(trainer.league.snapshots) == [f"snapshot:{trainer.update}"]
     assert set(trainer.league.results) <= {"random", *trainer.league.snapshots}
+
+
+def test_four_players_partners_share_the_policy(tmp_path: Path) -> None:
+    """4 players in partnerships: against a baseline both partners of the learner
+    side are learner seats (same network), each credited with the side's result."""
+    cfg = smoke_config(tmp_path, num_players=4, bc_teacher=None, num_envs=6, batch_size=300, self_play_fraction=0.0)
+    trainer = Trainer(cfg, progress=False)
+    episodes = trainer.collect()
+    by_hand: dict[int, list] = {}
+    for ep in episodes:
+        by_hand.setdefault(ep.hand, []).append(ep)
+    for hand_episodes in by_hand.values():
+        seats = sorted(ep.seat for ep in hand_episodes)
+        assert seats in ([0, 2], [1, 3], [0], [1], [2], [3])  # partners (one may have had only forced moves)
+        assert len({ep.reward for ep in hand_episodes}) == 1  # one side, one result
+    assert any(len(v) == 2 for v in by_hand.values())
+    trainer._ppo_update(episodes)  # the 4-player observation goes through the same network code
