@@ -272,3 +272,16 @@ def test_four_players_partners_share_the_policy(tmp_path: Path) -> None:
         assert len({ep.reward for ep in hand_episodes}) == 1  # one side, one result
     assert any(len(v) == 2 for v in by_hand.values())
     trainer._ppo_update(episodes)  # the 4-player observation goes through the same network code
+
+
+def test_league_baseline_fraction_keeps_the_baselines_share() -> None:
+    league = League(["planner", "greedy"], "uniform", self_play_fraction=0.1, baseline_fraction=0.6)
+    assert league.probabilities() == pytest.approx({"planner": 0.45, "greedy": 0.45, SELF: 0.1})  # no snapshot yet
+    net = tiny_net()
+    for update in (1, 2, 3, 4):
+        league.add_snapshot(update, net.state_dict())
+    p = league.probabilities()
+    assert p["planner"] == pytest.approx(0.3) and p["greedy"] == pytest.approx(0.3)
+    assert sum(v for k, v in p.items() if k.startswith("snapshot:")) == pytest.approx(0.3)
+    with pytest.raises(ValueError, match="baseline_fraction"):
+        League(["planner"], self_play_fraction=0.5, baseline_fraction=0.6)

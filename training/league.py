@@ -12,8 +12,11 @@ Sampling: ``self`` with probability ``self_play_fraction``; otherwise one of
 the other members, uniformly (``scheme="uniform"``) or prioritised towards
 those the learner beats least (``scheme="prioritized"``: weight
 ``(1 - win rate) ** power``, AlphaStar's PFSP), win rates being decayed
-averages with a prior of one draw. The league's state is plain data, stored
-in checkpoints.
+averages with a prior of one draw. With ``baseline_fraction`` set, the
+baselines together get that share and the snapshots the rest (each group
+split by the scheme), so a growing pool of snapshots cannot crowd out the
+baselines the learner is meant to beat. The league's state is plain data,
+stored in checkpoints.
 """
 
 from __future__ import annotations
@@ -37,11 +40,18 @@ class League:
         max_snapshots: int = 8,
         power: float = 2.0,
         decay: float = 0.99,
+        baseline_fraction: float | None = None,
     ) -> None:
         if scheme not in SCHEMES:
             raise ValueError(f"league scheme must be one of {SCHEMES}, got {scheme!r}")
         if not 0.0 <= self_play_fraction <= 1.0:
             raise ValueError(f"self_play_fraction must be in [0, 1], got {self_play_fraction}")
+        if baseline_fraction is not None and not 0.0 <= baseline_fraction <= 1.0 - self_play_fraction:
+            raise ValueError(
+                f"baseline_fraction must be in [0, 1 - self_play_fraction = {1 - self_play_fraction}], "
+                f"got {baseline_fraction}"
+            )
+        self.baseline_fraction = baseline_fraction
         self.baselines = list(baselines)
         self.scheme = scheme
         self.self_play_fraction = self_play_fraction
@@ -78,16 +88,27 @@ class League:
         points, games = self.results.get(member, (0.0, 0.0))
         return (points + 0.5) / (games + 1.0)
 
+    def _split(self, members: list[str], share: float) -> dict[str, float]:
+        """``share`` split among ``members`` by the scheme."""
+        if self.scheme == "uniform":
+            weights = np.ones(len(members))
+        else:
+            weights = np.array([(1.0 - self.win_rate(m)) ** self.power for m in members]) + 1e-6
+        return dict(zip(members, (share * weights / weights.sum()).tolist(), strict=True))
+
     def probabilities(self) -> dict[str, float]:
         others = self.opponents
         if not others:
             return {SELF: 1.0}
-        if self.scheme == "uniform":
-            weights = np.ones(len(others))
+        rest = 1.0 - self.self_play_fraction
+        snapshots = list(self.snapshots)
+        if self.baseline_fraction is None or not self.baselines or not snapshots:
+            probs = self._split(others, rest)
         else:
-            weights = np.array([(1.0 - self.win_rate(m)) ** self.power for m in others]) + 1e-6
-        weights = (1.0 - self.self_play_fraction) * weights / weights.sum()
-        probs = dict(zip(others, weights.tolist(), strict=True))
+            probs = {
+                **self._split(self.baselines, self.baseline_fraction),
+                **self._split(snapshots, rest - self.baseline_fraction),
+            }
         if self.self_play_fraction > 0:
             probs[SELF] = self.self_play_fraction
         return probs

@@ -134,6 +134,8 @@ class PPOConfig:
     """Opponent sampling: uniform, or prioritized (toward opponents the learner beats least)."""
     self_play_fraction: float = 0.2
     """Share of games against the current policy itself."""
+    baseline_fraction: float | None = None
+    """Share of games against the baselines together (the snapshots get the rest); None: one pool for all."""
     snapshot_every: int = 10
     """Add a frozen snapshot of the policy to the league every this many updates (0: never)."""
     max_snapshots: int = 8
@@ -357,6 +359,7 @@ class Trainer:
             config.self_play_fraction,
             config.max_snapshots,
             config.pfsp_power,
+            baseline_fraction=config.baseline_fraction,
         )
         self.snapshot_nets: dict[str, PolicyNet] = {}
         self.update = 0
