@@ -15,6 +15,5 @@ echo "== 2. a short self-play training run (configs/ppo_smoke.yaml), then its ev
 .venv/bin/burako-train --config configs/ppo_smoke.yaml --set "run_root=${RUN_ROOT:-runs}" --no-progress
 echo
 echo "== 3. the shipped bot against the planner (${BOT_GAMES:-200} duplicate games; the README has 1,000)"
-[ -f agents/checkpoints/burako_ppo.pt ] || { echo "no shipped bot yet"; exit 0; }
-.venv/bin/burako-eval --a policy --a-opt checkpoint=agents/checkpoints/burako_ppo.pt --b planner \
+.venv/bin/burako-eval --a policy --b planner \
     --games "${BOT_GAMES:-200}" --seed 1 --workers 2 --no-progress

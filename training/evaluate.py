@@ -47,6 +47,7 @@ import concurrent.futures as cf
 import json
 import math
 import multiprocessing
+import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -304,6 +305,14 @@ def _chunks(n_deals: int, chunk_size: int) -> list[tuple[int, ...]]:
     return [tuple(range(i, min(i + chunk_size, n_deals))) for i in range(0, n_deals, chunk_size)]
 
 
+def one_thread_per_worker() -> None:
+    """Worker processes already use every core together: a policy agent's torch
+    must not start a thread per core in each of them (oversubscribed threads
+    spin and slow every worker down many times over). Set before torch loads."""
+    os.environ["OMP_NUM_THREADS"] = "1"
+    os.environ["MKL_NUM_THREADS"] = "1"
+
+
 def _ordered_results(tasks: list[_Task], workers: int) -> Iterator[list[GameOutcome]]:
     """Each task's outcomes, in task order, whatever order the workers finish in."""
     if workers <= 1:
@@ -313,7 +322,7 @@ def _ordered_results(tasks: list[_Task], workers: int) -> Iterator[list[GameOutc
     # spawn: no fork of a process that may hold threads (tqdm's monitor), and
     # the same behaviour on every platform
     ctx = multiprocessing.get_context("spawn")
-    with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+    with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=one_thread_per_worker) as pool:
         futures = [pool.submit(_run_task, task) for task in tasks]
         try:
             for future in futures:

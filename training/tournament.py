@@ -621,7 +621,9 @@ def _iter_pool(tasks: Sequence[_Task], workers: int) -> Iterator[list[GameOutput
     the run is interrupted (only this process writes, so nothing is lost
     that is not replayed on resume)."""
     # spawn, as in training.evaluate: no fork of a process holding threads (tqdm's monitor)
-    pool = multiprocessing.get_context("spawn").Pool(workers)
+    from training.evaluate import one_thread_per_worker
+
+    pool = multiprocessing.get_context("spawn").Pool(workers, initializer=one_thread_per_worker)
     try:
         yield from pool.imap_unordered(run_task, tasks, chunksize=1)
     finally:
