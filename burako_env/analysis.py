@@ -52,6 +52,7 @@ import pandas as pd
 from burako_env import actions as A
 from burako_env.melds import PATTERNS, describe_meld
 from burako_env.records import SCORE_KEYS, ReplayStep, read_records, replay_steps
+from burako_env.stats import mean_ci
 from burako_env.tiles import tile_name
 
 Records = str | Path | Iterable[Mapping[str, Any]]
@@ -209,11 +210,6 @@ def tensorboard_scalars(run_dir: str | Path, tags: Iterable[str] | None = None) 
 
 
 def rate_with_ci(successes: pd.Series) -> tuple[float, float, float]:
-    """Mean of 0/1 (or 0/0.5/1) outcomes with a 95% normal interval."""
-    values = successes.astype(float).to_numpy()
-    n = values.size
-    if n == 0:
-        return math.nan, math.nan, math.nan
-    mean = float(values.mean())
-    half = 1.959963984540054 * float(values.std(ddof=1)) / math.sqrt(n) if n > 1 else math.nan
-    return mean, mean - half, mean + half
+    """Mean of 0/1 (or 0/0.5/1) outcomes with its 95% interval (``burako_env.stats.mean_ci``)."""
+    mean, (low, high) = mean_ci(successes.astype(float).tolist())
+    return mean, low, high

@@ -63,8 +63,7 @@ from agents.runner import AgentFault, play_game
 from burako_env.engine import TRUNCATED, VOID
 from burako_env.records import RecordWriter
 from burako_env.rules import Rules, RulesError, load_rules
-
-Z95 = 1.959963984540054
+from burako_env.stats import mean_ci
 
 
 # ---------------------------------------------------------------------- agents and seats
@@ -242,18 +241,6 @@ class Summary:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def mean_ci(values: Sequence[float]) -> tuple[float, tuple[float, float]]:
-    n = len(values)
-    if n == 0:
-        return math.nan, (math.nan, math.nan)
-    arr = np.asarray(values, dtype=np.float64)
-    mean = float(arr.mean())
-    if n < 2:
-        return mean, (math.nan, math.nan)
-    half = Z95 * float(arr.std(ddof=1)) / math.sqrt(n)
-    return mean, (mean - half, mean + half)
 
 
 def summarize(outcomes: Sequence[GameOutcome], a: str, b: str, rules: str, num_players: int, seed: int) -> Summary:

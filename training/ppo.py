@@ -335,6 +335,11 @@ def _teacher_games(args: tuple[str, str, int, int, list[int], float, float, floa
     }
 
 
+def latest_checkpoint(path: Path) -> Path:
+    """What ``--resume`` names: a checkpoint file, or a run folder (its latest one)."""
+    return path / "checkpoints" / "latest.pt" if path.is_dir() else path
+
+
 # ====================================================================== trainer
 class Trainer:
     """Owns the network, optimiser, league, games and run folder of one run."""
@@ -518,8 +523,9 @@ class Trainer:
         finished: list[Episode] = []
         stored = 0
         while stored < self.cfg.batch_size:
+            before = len(finished)
             self._step_all(finished)
-            stored = sum(ep.actions.size for ep in finished)
+            stored += sum(ep.actions.size for ep in finished[before:])
         return finished
 
     # ------------------------------------------------------------------ learning
@@ -710,8 +716,7 @@ class Trainer:
         return ckpt.save(ckpt.policy_payload(self.net, self.rules, self.cfg.to_dict(), half=half), path)
 
     def _restore(self, path: Path) -> Path:
-        if path.is_dir():
-            path = path / "checkpoints" / "latest.pt"
+        path = latest_checkpoint(path)
         data = ckpt.load(path)
         if data["format"] != ckpt.TRAINING_FORMAT or "trainer" not in data:
             raise ckpt.CheckpointError(f"{path} is an exported policy, not a training checkpoint; it cannot resume")
@@ -855,8 +860,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.resume and not args.config:
             # the run's own config, stored in its checkpoint
-            path = Path(args.resume)
-            data = ckpt.load(path / "checkpoints" / "latest.pt" if path.is_dir() else path)
+            data = ckpt.load(latest_checkpoint(Path(args.resume)))
             config = load_config(None, args.set, base=data["config"])
         else:
             config = load_config(args.config, args.set)

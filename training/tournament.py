@@ -141,7 +141,8 @@ from tqdm import tqdm
 from agents.runner import AgentFault, play_game
 from burako_env.records import RecordError, dumps_record, validate_record
 from burako_env.rules import Rules, RulesError, load_rules
-from training.evaluate import AgentSpec, agent_seed, deal_seed, mean_ci, seatings
+from burako_env.stats import mean_ci
+from training.evaluate import AgentSpec, agent_seed, deal_seed, seatings
 
 FORMATS = ("round_robin", "gauntlet")
 BACKENDS = ("inprocess", "pool", "ray")
