@@ -111,6 +111,18 @@ def tables_for(rules: Rules) -> Tables:
     return Tables(rules)
 
 
+def draw_first_mano(rng: np.random.Generator, num_players: int) -> int:
+    """B5: the first mano of a match, drawn from ``rng`` before the first deal.
+    The fast core (fast.py) draws through this and :func:`shuffle_tiles`, so the
+    same seed deals the same hands in both."""
+    return int(rng.integers(num_players))
+
+
+def shuffle_tiles(rng: np.random.Generator, full_tiles: np.ndarray) -> np.ndarray:
+    """The order of a hand's deal (B4): hands, then muertos, then the stock."""
+    return rng.permutation(full_tiles)
+
+
 @dataclass
 class SideScore:
     """End-of-hand score breakdown for one side (B26)."""
@@ -221,14 +233,14 @@ class GameState:
     ) -> GameState:
         """A new match, first hand dealt; the first mano is drawn from ``rng`` (B5)."""
         state = cls(load_rules(rules), num_players)
-        first_mano = int(rng.integers(num_players)) if mano is None else mano
+        first_mano = draw_first_mano(rng, num_players) if mano is None else mano
         state._deal(rng, first_mano)
         return state
 
     def _deal(self, rng: np.random.Generator, mano: int) -> None:
         """Deal a hand (B4): hands, muertos, stock; then the first turn (B17)."""
         n, rules = self.num_players, self.rules
-        tiles = rng.permutation(self.t.full_tiles).tolist()
+        tiles = shuffle_tiles(rng, self.t.full_tiles).tolist()
         size = rules.hand_size[n]
         self.hands[:] = 0
         pos = 0

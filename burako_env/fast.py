@@ -1,0 +1,1201 @@
+"""The compiled core: the engine's rules on a flat int32 state, in numba.
+
+The readable engine (:mod:`burako_env.engine`) is the truth; this module is a
+second implementation of the same transitions, masks and observations for
+throughput (the batched API in :mod:`burako_env.vector`, and the default
+backend of the PettingZoo env). ``tests/test_fast.py`` plays thousands of
+random hands of every preset through both and asserts identical masks,
+observations, rewards and final states.
+
+Everything that is a *fact about melds* is not re-implemented: the meld
+universe (every meld reachable from the 3-tile patterns by single additions,
+15,972 of them) is enumerated once with :func:`melds.add_outcomes`, and the
+kernels only look up tables built from the readable code: a meld's
+observation features, its outcomes when a tile is added, its value, bonus and
+whether it qualifies to close.
+
+State layout (one int32 vector per game, :data:`STATE_SIZE` entries, 4.2 kB;
+``clone`` is one copy of it). Capacities hold every legal table: at most 4
+players and 4 sides, 108 tiles, 53 tiles per muerto.
+
+| field            | size        | contents                                          |
+|------------------|-------------|---------------------------------------------------|
+| HANDS            | 4 x 53      | tile counts per player and kind                   |
+| KNOWN            | 4 x 53      | tiles each player took with the pile, unplayed    |
+| PILE_COUNTS      | 53          | discard pile counts per kind                      |
+| STOCK, STOCK_LEN | 108, 1      | the stock; the top is ``STOCK[STOCK_LEN - 1]``    |
+| PILE, PILE_LEN   | 108, 1      | the discard pile, bottom first                    |
+| MUERTOS, ..._LEN | 4 x 53, 4   | each side's muerto (emptied when taken)           |
+| MELDS, N_MELDS   | 4 x 36, 4   | each side's meld ids (into the meld universe)     |
+| HAND_SIZE        | 4           | tiles per hand                                    |
+| MUERTO_TAKEN     | 4           | per side                                          |
+| MUERTO_UNPLAYED  | 4           | per player (B21)                                  |
+| CLOSE_READY      | 4           | per side (B22)                                    |
+| MATCH_SCORES     | 4           | per side (B28)                                    |
+| HAND_SCORES      | 4 x 5       | melded, canasta bonus, closing bonus, hand        |
+|                  |             | penalty, muerto penalty (``engine.SideScore``)    |
+| scalars          | 16          | phase, current, mano, turn, privilege tile,       |
+|                  |             | pending slot/kind/count/outcome 0/outcome 1, pile |
+|                  |             | top required, end reason, closer, hand number,    |
+|                  |             | match winner, has-scores flag                     |
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import Counter
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from burako_env import actions as A
+from burako_env.engine import (
+    CLOSED,
+    STOCK_EXHAUSTED,
+    TRUNCATED,
+    VOID,
+    GameState,
+    IllegalActionError,
+    Phase,
+    SideScore,
+    draw_first_mano,
+    shuffle_tiles,
+    tables_for,
+)
+from burako_env.melds import (
+    MELD_FEATURE_SIZE,
+    PATTERN_COUNTS,
+    PATTERN_KINDS,
+    PATTERN_NEEDS,
+    PATTERNS,
+    Meld,
+    add_outcomes,
+    allowed_patterns,
+    canasta_bonus,
+    candidate_kinds,
+    encode_meld,
+    meld_kinds,
+    qualifies_to_close,
+)
+from burako_env.observation import RULE_FEATURES, observation_layout, observation_size, rule_features
+from burako_env.rules import Rules, load_rules
+from burako_env.tiles import NUM_KINDS
+
+# ----------------------------------------------------------------------------- layout
+MAX_PLAYERS = 4
+MAX_SIDES = 4
+MAX_TILES = 108
+MUERTO_CAP = 53
+SLOTS = A.MAX_MELD_SLOTS
+NK = NUM_KINDS
+NUM_SCORE_PARTS = 5
+
+_FIELDS = (
+    ("HANDS", MAX_PLAYERS * NK),
+    ("KNOWN", MAX_PLAYERS * NK),
+    ("PILE_COUNTS", NK),
+    ("STOCK", MAX_TILES),
+    ("STOCK_LEN", 1),
+    ("PILE", MAX_TILES),
+    ("PILE_LEN", 1),
+    ("MUERTOS", MAX_SIDES * MUERTO_CAP),
+    ("MUERTO_LEN", MAX_SIDES),
+    ("MELDS", MAX_SIDES * SLOTS),
+    ("N_MELDS", MAX_SIDES),
+    ("HAND_SIZE", MAX_PLAYERS),
+    ("MUERTO_TAKEN", MAX_SIDES),
+    ("MUERTO_UNPLAYED", MAX_PLAYERS),
+    ("CLOSE_READY", MAX_SIDES),
+    ("MATCH_SCORES", MAX_SIDES),
+    ("HAND_SCORES", MAX_SIDES * NUM_SCORE_PARTS),
+    ("PHASE", 1),
+    ("CURRENT", 1),
+    ("MANO", 1),
+    ("TURN", 1),
+    ("PRIV_TILE", 1),
+    ("PEND_SLOT", 1),
+    ("PEND_KIND", 1),
+    ("PEND_N", 1),
+    ("PEND_OUT0", 1),
+    ("PEND_OUT1", 1),
+    ("REQUIRED", 1),
+    ("END_REASON", 1),
+    ("CLOSER", 1),
+    ("HAND_NUMBER", 1),
+    ("MATCH_WINNER", 1),
+    ("HAS_SCORES", 1),
+)
+OFFSETS: dict[str, int] = {}
+_acc = 0
+for _name, _size in _FIELDS:
+    OFFSETS[_name] = _acc
+    _acc += _size
+STATE_SIZE = _acc
+
+HANDS = OFFSETS["HANDS"]
+KNOWN = OFFSETS["KNOWN"]
+PILE_COUNTS = OFFSETS["PILE_COUNTS"]
+STOCK = OFFSETS["STOCK"]
+STOCK_LEN = OFFSETS["STOCK_LEN"]
+PILE = OFFSETS["PILE"]
+PILE_LEN = OFFSETS["PILE_LEN"]
+MUERTOS = OFFSETS["MUERTOS"]
+MUERTO_LEN = OFFSETS["MUERTO_LEN"]
+MELDS = OFFSETS["MELDS"]
+N_MELDS = OFFSETS["N_MELDS"]
+HAND_SIZE = OFFSETS["HAND_SIZE"]
+MUERTO_TAKEN = OFFSETS["MUERTO_TAKEN"]
+MUERTO_UNPLAYED = OFFSETS["MUERTO_UNPLAYED"]
+CLOSE_READY = OFFSETS["CLOSE_READY"]
+MATCH_SCORES = OFFSETS["MATCH_SCORES"]
+HAND_SCORES = OFFSETS["HAND_SCORES"]
+PHASE = OFFSETS["PHASE"]
+CURRENT = OFFSETS["CURRENT"]
+MANO = OFFSETS["MANO"]
+TURN = OFFSETS["TURN"]
+PRIV_TILE = OFFSETS["PRIV_TILE"]
+PEND_SLOT = OFFSETS["PEND_SLOT"]
+PEND_KIND = OFFSETS["PEND_KIND"]
+PEND_N = OFFSETS["PEND_N"]
+PEND_OUT0 = OFFSETS["PEND_OUT0"]
+PEND_OUT1 = OFFSETS["PEND_OUT1"]
+REQUIRED = OFFSETS["REQUIRED"]
+END_REASON = OFFSETS["END_REASON"]
+CLOSER = OFFSETS["CLOSER"]
+HAND_NUMBER = OFFSETS["HAND_NUMBER"]
+MATCH_WINNER = OFFSETS["MATCH_WINNER"]
+HAS_SCORES = OFFSETS["HAS_SCORES"]
+
+#: end reasons (0: the hand is not over)
+END_NONE, END_CLOSED, END_STOCK_EXHAUSTED, END_VOID, END_TRUNCATED = 0, 1, 2, 3, 4
+END_REASON_NAMES = (None, CLOSED, STOCK_EXHAUSTED, VOID, TRUNCATED)
+
+P_DRAW, P_PRIVILEGE, P_PLAY, P_CHOOSE_END, P_HAND_OVER = (int(p) for p in Phase)
+
+#: the rule vector (int64), one per (rules, player count)
+RV_FIELDS = (
+    "num_players",
+    "num_sides",
+    "hand_size",
+    "muerto_size",
+    "max_turns",
+    "target",
+    "pile_top_must_be_melded",
+    "mano_privilege",
+    "unplayed_indirect_muerto_counts_as_untaken",
+    "closing_bonus",
+    "muerto_penalty",
+    "total_tiles",
+    "close_requires_clean_canasta",
+)
+(
+    RV_PLAYERS,
+    RV_SIDES,
+    RV_HAND_SIZE,
+    RV_MUERTO_SIZE,
+    RV_MAX_TURNS,
+    RV_TARGET,
+    RV_PILE_TOP,
+    RV_PRIVILEGE,
+    RV_UNPLAYED,
+    RV_CLOSING_BONUS,
+    RV_MUERTO_PENALTY,
+    RV_TOTAL_TILES,
+    RV_CLEAN_TO_CLOSE,
+) = range(len(RV_FIELDS))
+
+#: observation segment offsets passed to the kernel, in this order
+OBS_SEGMENTS = (
+    "hand",
+    "privilege_tile",
+    "melds",
+    "pile_counts",
+    "pile_top",
+    "pile_size",
+    "known_in_hands",
+    "hand_sizes",
+    "stock_size",
+    "muerto_taken",
+    "muerto_unplayed",
+    "close_ready",
+    "phase",
+    "pending_tile",
+    "pending_slot",
+    "pending_options",
+    "pile_top_required",
+    "mano",
+    "turn",
+    "match_scores",
+    "rules",
+)
+(
+    O_HAND,
+    O_PRIV,
+    O_MELDS,
+    O_PILE_COUNTS,
+    O_PILE_TOP,
+    O_PILE_SIZE,
+    O_KNOWN,
+    O_HAND_SIZES,
+    O_STOCK_SIZE,
+    O_MUERTO_TAKEN,
+    O_MUERTO_UNPLAYED,
+    O_CLOSE_READY,
+    O_PHASE,
+    O_PEND_TILE,
+    O_PEND_SLOT,
+    O_PEND_OPTIONS,
+    O_REQUIRED,
+    O_MANO,
+    O_TURN,
+    O_MATCH_SCORES,
+    O_RULES,
+) = range(len(OBS_SEGMENTS))
+
+#: scratch states for the exact look-ahead (its depth is at most 5)
+SCRATCH_DEPTH = 12
+
+DRAW_STOCK, TAKE_PILE, KEEP, REJECT = A.DRAW_STOCK, A.TAKE_PILE, A.KEEP, A.REJECT
+CHOOSE_BASE, DISCARD_BASE, MELD_BASE, ADD_BASE, NUM_ACTIONS = (
+    A.CHOOSE_BASE,
+    A.DISCARD_BASE,
+    A.MELD_BASE,
+    A.ADD_BASE,
+    A.NUM_ACTIONS,
+)
+NUM_PATTERNS = len(PATTERNS)
+MFS = MELD_FEATURE_SIZE
+TOTAL_TILES_SCALE = 106.0
+HAND_SIZE_SCALE = 30.0
+
+
+# ----------------------------------------------------------------------------- tables
+@functools.lru_cache(maxsize=1)
+def meld_universe() -> tuple[tuple[Meld, ...], dict[Meld, int]]:
+    """Every meld reachable from a 3-tile pattern by single additions with at
+    most two tiles of a kind (the table holds no more), under the most
+    permissive table rules (jokers, sets with repeated colours). Patterns come
+    first, so a pattern's meld id is its pattern index."""
+    permissive = Rules()
+    ids: dict[Meld, int] = {m: i for i, m in enumerate(PATTERNS)}
+    order = list(PATTERNS)
+    i = 0
+    while i < len(order):
+        meld = order[i]
+        i += 1
+        for kind in candidate_kinds(meld):
+            for out in add_outcomes(meld, kind, permissive):
+                if out not in ids and max(Counter(meld_kinds(out)).values()) <= 2:
+                    ids[out] = len(order)
+                    order.append(out)
+    assert all(ids[m] == i for i, m in enumerate(PATTERNS)), "patterns must be distinct"
+    return tuple(order), ids
+
+
+@functools.lru_cache(maxsize=1)
+def _meld_facts() -> tuple[np.ndarray, np.ndarray]:
+    """Observation features and kind counts of every meld in the universe."""
+    universe, _ = meld_universe()
+    enc = np.stack([encode_meld(m) for m in universe]).astype(np.float32)
+    counts = np.zeros((len(universe), NK), dtype=np.int64)
+    for i, m in enumerate(universe):
+        for k in meld_kinds(m):
+            counts[i, k] += 1
+    return enc, counts
+
+
+@functools.lru_cache(maxsize=8)
+def _outcome_table(num_jokers: int, set_colours_distinct: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Outcome meld ids per (meld, added kind), at most two, lower placement
+    first (the CHOOSE_END order); only the rules fields add_outcomes reads."""
+    universe, ids = meld_universe()
+    rules = Rules(
+        tile_set="tiles" if num_jokers else "cards",
+        set_colours_distinct=set_colours_distinct,
+        players=(2,),
+        hand_size={2: 11},
+    )
+    outc = np.full((len(universe), NK, 2), -1, dtype=np.int32)
+    n_outc = np.zeros((len(universe), NK), dtype=np.int8)
+    for i, meld in enumerate(universe):
+        for kind in candidate_kinds(meld):
+            outs = add_outcomes(meld, kind, rules)
+            if not all(o in ids for o in outs):
+                continue  # needs a third tile of a kind: can never be played
+            n_outc[i, kind] = len(outs)
+            for j, o in enumerate(outs):
+                outc[i, kind, j] = ids[o]
+    return outc, n_outc
+
+
+def _csr(columns: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    start = np.zeros(len(columns) + 1, dtype=np.int64)
+    for k, col in enumerate(columns):
+        start[k + 1] = start[k] + len(col)
+    flat = np.array([x for col in columns for x in col], dtype=np.int64)
+    return start, flat
+
+
+@dataclass(frozen=True)
+class FastTables:
+    """Everything the kernels read for one (rules, player count), as arrays.
+
+    ``kernel_args`` is the tuple handed to every kernel, in this order."""
+
+    rules: Rules
+    num_players: int
+    num_sides: int
+    obs_size: int
+    kernel_args: tuple[np.ndarray, ...]
+    full_tiles: np.ndarray
+
+
+@functools.lru_cache(maxsize=64)
+def fast_tables(rules: Rules, num_players: int) -> FastTables:
+    rules.check_players(num_players)
+    if rules.muerto_size > MUERTO_CAP:
+        raise ValueError(f"muerto_size {rules.muerto_size} exceeds the fast core's capacity {MUERTO_CAP}")
+    universe, _ = meld_universe()
+    enc, kind_counts = _meld_facts()
+    outc, n_outc = _outcome_table(rules.num_jokers, rules.set_colours_distinct)
+    values = rules.tile_value_array().astype(np.int64)
+    meld_value = (kind_counts @ values).astype(np.int64)
+    bonus = np.array([canasta_bonus(m, rules) for m in universe], dtype=np.int64)
+    qualifies = np.array([qualifies_to_close(m, rules) for m in universe], dtype=np.uint8)
+    is_canasta = np.array([m.is_canasta for m in universe], dtype=np.uint8)
+    allowed = allowed_patterns(rules).astype(np.uint8)
+    pattern_kinds = np.ascontiguousarray(PATTERN_KINDS, dtype=np.int64)
+    pattern_needs = np.ascontiguousarray(PATTERN_NEEDS, dtype=np.int64)
+    with_kind = [np.flatnonzero(PATTERN_COUNTS[:, k] > 0).tolist() for k in range(NK)]
+    pwk_start, pwk_list = _csr(with_kind)
+    pattern_has = (PATTERN_COUNTS > 0).astype(np.uint8)
+    num_sides = rules.num_sides(num_players)
+    full_counts = rules.full_counts()
+    rv = np.zeros(len(RV_FIELDS), dtype=np.int64)
+    rv[RV_PLAYERS] = num_players
+    rv[RV_SIDES] = num_sides
+    rv[RV_HAND_SIZE] = rules.hand_size[num_players]
+    rv[RV_MUERTO_SIZE] = rules.muerto_size
+    rv[RV_MAX_TURNS] = rules.max_turns
+    rv[RV_TARGET] = rules.target
+    rv[RV_PILE_TOP] = rules.pile_top_must_be_melded
+    rv[RV_PRIVILEGE] = rules.mano_privilege
+    rv[RV_UNPLAYED] = rules.unplayed_indirect_muerto_counts_as_untaken
+    rv[RV_CLOSING_BONUS] = rules.closing_bonus
+    rv[RV_MUERTO_PENALTY] = rules.muerto_penalty
+    rv[RV_TOTAL_TILES] = int(full_counts.sum())
+    rv[RV_CLEAN_TO_CLOSE] = rules.close_requires_clean_canasta
+    offsets = {s.name: s.offset for s in observation_layout(num_players, rules)}
+    obs_off = np.array([offsets[name] for name in OBS_SEGMENTS], dtype=np.int64)
+    assert len(RULE_FEATURES) == rule_features(rules, num_players).size
+    args = (
+        rv,
+        values,
+        enc,
+        outc,
+        n_outc,
+        meld_value,
+        bonus,
+        qualifies,
+        is_canasta,
+        allowed,
+        pattern_kinds,
+        pattern_needs,
+        pwk_start,
+        pwk_list,
+        pattern_has,
+        obs_off,
+        rule_features(rules, num_players).astype(np.float32),
+    )
+    for arr in args:
+        arr.flags.writeable = False
+    full_tiles = tables_for(rules).full_tiles
+    return FastTables(rules, num_players, num_sides, observation_size(num_players, rules), args, full_tiles)
+
+
+# ----------------------------------------------------------------------------- kernels
+_jit = functools.partial(numba.njit, cache=True, nogil=True)
+
+
+@_jit
+def _draw_into(st, p):
+    n = st[STOCK_LEN] - 1
+    tile = st[STOCK + n]
+    st[STOCK_LEN] = n
+    st[HANDS + p * NK + tile] += 1
+    st[HAND_SIZE + p] += 1
+    return tile
+
+
+@_jit
+def _remove(st, p, kind):
+    st[HANDS + p * NK + kind] -= 1
+    st[HAND_SIZE + p] -= 1
+    if st[KNOWN + p * NK + kind] > 0:
+        st[KNOWN + p * NK + kind] -= 1
+
+
+@_jit
+def deal(st, tiles, mano, T):
+    """Deal a hand (B4) from a shuffled tile order; the match fields stay."""
+    rv = T[0]
+    n = rv[RV_PLAYERS]
+    sides = rv[RV_SIDES]
+    size = rv[RV_HAND_SIZE]
+    msize = rv[RV_MUERTO_SIZE]
+    total = rv[RV_TOTAL_TILES]
+    st[HANDS : HANDS + MAX_PLAYERS * NK] = 0
+    st[KNOWN : KNOWN + MAX_PLAYERS * NK] = 0
+    st[PILE_COUNTS : PILE_COUNTS + NK] = 0
+    pos = 0
+    for p in range(n):
+        for i in range(size):
+            st[HANDS + p * NK + tiles[pos + i]] += 1
+        st[HAND_SIZE + p] = size
+        pos += size
+    for s in range(MAX_SIDES):
+        st[MUERTO_LEN + s] = 0
+        st[N_MELDS + s] = 0
+        st[MUERTO_TAKEN + s] = 0
+        st[CLOSE_READY + s] = 0
+    for s in range(sides):
+        for i in range(msize):
+            st[MUERTOS + s * MUERTO_CAP + i] = tiles[pos + i]
+        st[MUERTO_LEN + s] = msize
+        pos += msize
+    stock_len = total - pos
+    for i in range(stock_len):
+        st[STOCK + i] = tiles[pos + i]
+    st[STOCK_LEN] = stock_len
+    st[PILE_LEN] = 0
+    for p in range(MAX_PLAYERS):
+        st[MUERTO_UNPLAYED + p] = 0
+    st[HAND_SCORES : HAND_SCORES + MAX_SIDES * NUM_SCORE_PARTS] = 0
+    st[HAS_SCORES] = 0
+    st[MANO] = mano
+    st[CURRENT] = mano
+    st[TURN] = 0
+    st[PEND_N] = 0
+    st[PEND_SLOT] = -1
+    st[PEND_KIND] = -1
+    st[PEND_OUT0] = -1
+    st[PEND_OUT1] = -1
+    st[REQUIRED] = -1
+    st[END_REASON] = END_NONE
+    st[CLOSER] = -1
+    st[PRIV_TILE] = -1
+    if rv[RV_PRIVILEGE]:
+        st[PRIV_TILE] = _draw_into(st, mano)
+        st[PHASE] = P_PRIVILEGE
+    else:
+        st[PHASE] = P_DRAW
+
+
+@_jit
+def new_match(st, tiles, mano, T):
+    """A fresh match state with its first hand dealt."""
+    st[:] = 0
+    st[MATCH_WINNER] = -1
+    st[HAND_NUMBER] = 0
+    deal(st, tiles, mano, T)
+
+
+@_jit
+def _score_sides(st, T):
+    rv, values, meld_value, bonus = T[0], T[1], T[5], T[6]
+    n = rv[RV_PLAYERS]
+    sides = rv[RV_SIDES]
+    for s in range(sides):
+        base = HAND_SCORES + s * NUM_SCORE_PARTS
+        melded = 0
+        cbonus = 0
+        for j in range(st[N_MELDS + s]):
+            m = st[MELDS + s * SLOTS + j]
+            melded += meld_value[m]
+            cbonus += bonus[m]
+        untaken = st[MUERTO_TAKEN + s] == 0
+        penalty = 0
+        for p in range(n):
+            if p % sides != s:
+                continue
+            if st[MUERTO_UNPLAYED + p] and rv[RV_UNPLAYED]:
+                untaken = True
+                continue
+            for k in range(NK):
+                penalty += values[k] * st[HANDS + p * NK + k]
+        st[base + 0] = melded
+        st[base + 1] = cbonus
+        st[base + 2] = 0
+        st[base + 3] = penalty
+        st[base + 4] = rv[RV_MUERTO_PENALTY] if untaken else 0
+    if st[CLOSER] >= 0:
+        st[HAND_SCORES + (st[CLOSER] % sides) * NUM_SCORE_PARTS + 2] = rv[RV_CLOSING_BONUS]
+    st[HAS_SCORES] = 1
+
+
+@_jit
+def side_total(st, s):
+    base = HAND_SCORES + s * NUM_SCORE_PARTS
+    return st[base] + st[base + 1] + st[base + 2] - st[base + 3] - st[base + 4]
+
+
+@_jit
+def _end_hand(st, reason, closer, T):
+    rv, is_canasta = T[0], T[8]
+    sides = rv[RV_SIDES]
+    st[PHASE] = P_HAND_OVER
+    st[PEND_N] = 0
+    st[PEND_SLOT] = -1
+    st[PEND_KIND] = -1
+    st[PEND_OUT0] = -1
+    st[PEND_OUT1] = -1
+    st[CLOSER] = closer
+    if reason == END_STOCK_EXHAUSTED:
+        any_canasta = False
+        for s in range(sides):
+            for j in range(st[N_MELDS + s]):
+                if is_canasta[st[MELDS + s * SLOTS + j]]:
+                    any_canasta = True
+        if not any_canasta:
+            reason = END_VOID  # B24
+    st[END_REASON] = reason
+    if reason in (END_VOID, END_TRUNCATED):
+        st[HAS_SCORES] = 0
+        return
+    _score_sides(st, T)
+    best = -(1 << 30)
+    for s in range(sides):
+        st[MATCH_SCORES + s] += side_total(st, s)
+        if st[MATCH_SCORES + s] > best:
+            best = st[MATCH_SCORES + s]
+    if best < rv[RV_TARGET]:
+        return
+    leaders = 0
+    leader = -1
+    for s in range(sides):
+        if st[MATCH_SCORES + s] == best:
+            leaders += 1
+            leader = s
+    if leaders == 1:
+        st[MATCH_WINNER] = leader
+
+
+@_jit
+def _end_turn(st, T):
+    rv = T[0]
+    st[TURN] += 1
+    if st[TURN] >= rv[RV_MAX_TURNS]:
+        _end_hand(st, END_TRUNCATED, -1, T)
+        return
+    st[CURRENT] = (st[CURRENT] + 1) % rv[RV_PLAYERS]
+    if st[STOCK_LEN] == 0:
+        _end_hand(st, END_STOCK_EXHAUSTED, -1, T)  # B24: before the draw
+        return
+    st[PHASE] = P_DRAW
+
+
+@_jit
+def _take_muerto(st, p, side):
+    n = st[MUERTO_LEN + side]
+    for i in range(n):
+        st[HANDS + p * NK + st[MUERTOS + side * MUERTO_CAP + i]] += 1
+    st[HAND_SIZE + p] += n
+    st[MUERTO_LEN + side] = 0
+    st[MUERTO_TAKEN + side] = 1
+
+
+@_jit
+def _after_meld(st, p, T):
+    if st[HAND_SIZE + p] != 0:
+        return
+    side = p % T[0][RV_SIDES]
+    if not st[MUERTO_TAKEN + side]:
+        _take_muerto(st, p, side)  # direct take (B20)
+    else:
+        _end_hand(st, END_CLOSED, p, T)  # closing by melding (B22)
+
+
+@_jit
+def _meld_changed(st, side, T):
+    qualifies = T[7]
+    ready = 0
+    for j in range(st[N_MELDS + side]):
+        if qualifies[st[MELDS + side * SLOTS + j]]:
+            ready = 1
+            break
+    st[CLOSE_READY + side] = ready
+
+
+@_jit
+def _place(st, p, slot, kind, meld, T):
+    _remove(st, p, kind)
+    side = p % T[0][RV_SIDES]
+    st[MELDS + side * SLOTS + slot] = meld
+    _meld_changed(st, side, T)
+    if kind == st[REQUIRED]:
+        st[REQUIRED] = -1
+    _after_meld(st, p, T)
+
+
+@_jit
+def apply_unchecked(st, action, T):
+    """The transition (engine.GameState._apply_unchecked)."""
+    rv, outc, n_outc = T[0], T[3], T[4]
+    phase = st[PHASE]
+    p = st[CURRENT]
+    sides = rv[RV_SIDES]
+    if phase == P_DRAW:
+        st[MUERTO_UNPLAYED + p] = 0
+        if action == DRAW_STOCK:
+            _draw_into(st, p)
+        else:
+            top = st[PILE + st[PILE_LEN] - 1]
+            if rv[RV_PILE_TOP]:
+                st[REQUIRED] = top
+            for k in range(NK):
+                c = st[PILE_COUNTS + k]
+                if c:
+                    st[HANDS + p * NK + k] += c
+                    st[KNOWN + p * NK + k] += c
+                    st[PILE_COUNTS + k] = 0
+            st[HAND_SIZE + p] += st[PILE_LEN]
+            st[PILE_LEN] = 0
+        st[PHASE] = P_PLAY
+    elif phase == P_PRIVILEGE:
+        if action == REJECT:
+            tile = st[PRIV_TILE]
+            _remove(st, p, tile)
+            st[PILE + st[PILE_LEN]] = tile
+            st[PILE_LEN] += 1
+            st[PILE_COUNTS + tile] += 1
+            _draw_into(st, p)
+        st[PRIV_TILE] = -1
+        st[PHASE] = P_PLAY
+    elif phase == P_CHOOSE_END:
+        slot = st[PEND_SLOT]
+        kind = st[PEND_KIND]
+        meld = st[PEND_OUT0] if action == CHOOSE_BASE else st[PEND_OUT1]
+        st[PEND_N] = 0
+        st[PEND_SLOT] = -1
+        st[PEND_KIND] = -1
+        st[PEND_OUT0] = -1
+        st[PEND_OUT1] = -1
+        st[PHASE] = P_PLAY
+        _place(st, p, slot, kind, meld, T)
+    elif action < MELD_BASE:  # discard
+        kind = action - DISCARD_BASE
+        _remove(st, p, kind)
+        st[PILE + st[PILE_LEN]] = kind
+        st[PILE_LEN] += 1
+        st[PILE_COUNTS + kind] += 1
+        if st[HAND_SIZE + p] == 0:
+            side = p % sides
+            if not st[MUERTO_TAKEN + side]:
+                _take_muerto(st, p, side)  # indirect take (B21)
+                st[MUERTO_UNPLAYED + p] = 1
+            else:
+                _end_hand(st, END_CLOSED, p, T)  # closing by discard (B22)
+                return
+        _end_turn(st, T)
+    elif action < ADD_BASE:  # meld
+        pattern = action - MELD_BASE
+        pkinds, pneeds, phas = T[10], T[11], T[14]
+        for j in range(3):
+            k = pkinds[pattern, j]
+            if k < NK:
+                for _ in range(pneeds[pattern, j]):
+                    _remove(st, p, k)
+        side = p % sides
+        slot = st[N_MELDS + side]
+        st[MELDS + side * SLOTS + slot] = pattern  # a pattern's meld id is its index
+        st[N_MELDS + side] = slot + 1
+        _meld_changed(st, side, T)
+        req = st[REQUIRED]
+        if req >= 0 and phas[pattern, req]:
+            st[REQUIRED] = -1
+        _after_meld(st, p, T)
+    else:  # add
+        rel = action - ADD_BASE
+        slot = rel // NK
+        kind = rel - slot * NK
+        side = p % sides
+        meld = st[MELDS + side * SLOTS + slot]
+        if n_outc[meld, kind] > 1:
+            st[PEND_SLOT] = slot
+            st[PEND_KIND] = kind
+            st[PEND_N] = n_outc[meld, kind]
+            st[PEND_OUT0] = outc[meld, kind, 0]
+            st[PEND_OUT1] = outc[meld, kind, 1]
+            st[PHASE] = P_CHOOSE_END
+        else:
+            _place(st, p, slot, kind, outc[meld, kind, 0], T)
+
+
+@_jit
+def _pattern_available(st, p, pattern, T):
+    pkinds, pneeds = T[10], T[11]
+    for j in range(3):
+        k = pkinds[pattern, j]
+        if k < NK and st[HANDS + p * NK + k] < pneeds[pattern, j]:
+            return False
+    return True
+
+
+@_jit
+def base_mask(st, T, mask):
+    """The mask by the meld rules alone (engine.GameState._base_mask); mask
+    is zeroed here."""
+    rv, n_outc, allowed = T[0], T[4], T[9]
+    mask[:] = 0
+    phase = st[PHASE]
+    if phase == P_DRAW:
+        mask[DRAW_STOCK] = 1
+        if st[PILE_LEN] > 0:
+            mask[TAKE_PILE] = 1
+        return
+    if phase == P_PRIVILEGE:
+        mask[KEEP] = 1
+        mask[REJECT] = 1
+        return
+    if phase == P_CHOOSE_END:
+        for i in range(st[PEND_N]):
+            mask[CHOOSE_BASE + i] = 1
+        return
+    if phase != P_PLAY:
+        return
+    p = st[CURRENT]
+    side = p % rv[RV_SIDES]
+    hb = HANDS + p * NK
+    if st[REQUIRED] < 0:
+        for k in range(NK):
+            if st[hb + k] > 0:
+                mask[DISCARD_BASE + k] = 1
+    for pattern in range(NUM_PATTERNS):
+        if allowed[pattern] and _pattern_available(st, p, pattern, T):
+            mask[MELD_BASE + pattern] = 1
+    for j in range(st[N_MELDS + side]):
+        meld = st[MELDS + side * SLOTS + j]
+        row = ADD_BASE + j * NK
+        for k in range(NK):
+            if st[hb + k] > 0 and n_outc[meld, k] > 0:
+                mask[row + k] = 1
+
+
+@_jit
+def _constrained(st, T):
+    """engine.GameState._constrained."""
+    if st[REQUIRED] >= 0:
+        return True
+    rv = T[0]
+    p = st[CURRENT]
+    side = p % rv[RV_SIDES]
+    if not st[MUERTO_TAKEN + side] or st[HAND_SIZE + p] > 4:
+        return False
+    return (not st[CLOSE_READY + side]) or rv[RV_CLEAN_TO_CLOSE] != 0
+
+
+#: candidate actions of one look-ahead level: the patterns holding a kind, the
+#: additions to 36 slots, or the 2 choices of CHOOSE_END
+CAND_MAX = int((PATTERN_COUNTS > 0).sum(axis=0).max()) + SLOTS + 2
+_CAND = STATE_SIZE  # in a scratch row: the state, then the candidate count, next index, candidates
+SCRATCH_WIDTH = STATE_SIZE + 2 + CAND_MAX
+
+
+@_jit
+def _alive_direct(s, T):
+    """engine._alive where it needs no look-ahead: 1 alive, 0 stuck, -1 the
+    answer depends on candidate actions (CHOOSE_END, or V3's required tile)."""
+    if s[PHASE] == P_CHOOSE_END:
+        return -1
+    rv, outc, n_outc, qualifies = T[0], T[3], T[4], T[7]
+    p = s[CURRENT]
+    side = p % rv[RV_SIDES]
+    if s[REQUIRED] >= 0:
+        return -1
+    if s[HAND_SIZE + p] >= 2 or not s[MUERTO_TAKEN + side] or s[CLOSE_READY + side]:
+        return 1  # a discard is legal
+    last = 0
+    for k in range(NK):
+        if s[HANDS + p * NK + k] > 0:
+            last = k
+            break
+    for j in range(s[N_MELDS + side]):  # B23: the last tile must close
+        m = s[MELDS + side * SLOTS + j]
+        for i in range(n_outc[m, last]):
+            if qualifies[outc[m, last, i]]:
+                return 1
+    return 0
+
+
+@_jit
+def _fill_candidates(row, T):
+    """The actions engine._alive tries (base-legal ones only) into the row's
+    candidate list."""
+    rv, n_outc, allowed, pwk_start, pwk_list = T[0], T[4], T[9], T[12], T[13]
+    count = 0
+    base = _CAND + 2
+    if row[PHASE] == P_CHOOSE_END:
+        for i in range(row[PEND_N]):
+            row[base + count] = CHOOSE_BASE + i
+            count += 1
+    else:
+        # V3: some action that melds the required tile directly must be legal.
+        p = row[CURRENT]
+        side = p % rv[RV_SIDES]
+        required = row[REQUIRED]
+        for i in range(pwk_start[required], pwk_start[required + 1]):
+            pattern = pwk_list[i]
+            if allowed[pattern] and _pattern_available(row, p, pattern, T):
+                row[base + count] = MELD_BASE + pattern
+                count += 1
+        if row[HANDS + p * NK + required] > 0:
+            for j in range(row[N_MELDS + side]):
+                if n_outc[row[MELDS + side * SLOTS + j], required] > 0:
+                    row[base + count] = ADD_BASE + j * NK + required
+                    count += 1
+    row[_CAND] = count
+    row[_CAND + 1] = 0
+
+
+@_jit
+def _step_ok(buf, d, action, T):
+    """engine._action_ok's first part on ``buf[d]``: 1 legal, 0 illegal, -1
+    legal iff the state reached (``buf[d + 1]``) is alive."""
+    s = buf[d, :STATE_SIZE]
+    if s[REQUIRED] >= 0 and DISCARD_BASE <= action < MELD_BASE:
+        return 0  # V3
+    c = buf[d + 1, :STATE_SIZE]
+    c[:] = s
+    player = s[CURRENT]
+    apply_unchecked(c, action, T)
+    if c[PHASE] == P_HAND_OVER:
+        if c[END_REASON] == END_CLOSED:
+            return 1 if c[CLOSE_READY + player % T[0][RV_SIDES]] != 0 else 0  # B22/B23
+        return 1
+    if c[CURRENT] != player or (c[PHASE] != P_PLAY and c[PHASE] != P_CHOOSE_END):
+        return 1  # the turn ended
+    return -1
+
+
+@_jit
+def _alive(buf, d0, T):
+    """engine._alive on ``buf[d0]``: an OR over candidate actions, each of
+    which may need the next state's own OR, searched depth first with an
+    explicit stack of scratch rows (numba cannot cache recursive functions)."""
+    r = _alive_direct(buf[d0], T)
+    if r >= 0:
+        return r == 1
+    _fill_candidates(buf[d0], T)
+    d = d0
+    while True:
+        row = buf[d]
+        if row[_CAND + 1] >= row[_CAND]:
+            if d == d0:
+                return False  # no candidate at the root: stuck
+            d -= 1  # this level is stuck, so the action that led here is illegal
+            continue
+        action = row[_CAND + 2 + row[_CAND + 1]]
+        row[_CAND + 1] += 1
+        r = _step_ok(buf, d, action, T)
+        if r == 1:
+            return True  # one legal action at any level makes every level above alive
+        if r == 0:
+            continue
+        r = _alive_direct(buf[d + 1], T)
+        if r == 1:
+            return True
+        if r == 0:
+            continue
+        if d + 2 >= buf.shape[0]:
+            raise RuntimeError("look-ahead deeper than the scratch rows")
+        _fill_candidates(buf[d + 1], T)
+        d += 1
+
+
+@_jit
+def _action_ok(buf, action, T):
+    """engine._action_ok on ``buf[0]``."""
+    r = _step_ok(buf, 0, action, T)
+    if r >= 0:
+        return r == 1
+    return _alive(buf, 1, T)
+
+
+@_jit
+def legal_mask(st, T, buf, mask):
+    """The exact mask (engine.GameState._compute_mask) into ``mask``;
+    ``buf`` is a (SCRATCH_DEPTH, SCRATCH_WIDTH) scratch array."""
+    base_mask(st, T, mask)
+    phase = st[PHASE]
+    rv = T[0]
+    if phase == P_DRAW:
+        if mask[TAKE_PILE] and rv[RV_PILE_TOP]:
+            c = buf[1, :STATE_SIZE]
+            c[:] = st
+            apply_unchecked(c, TAKE_PILE, T)
+            if not _alive(buf, 1, T):
+                mask[TAKE_PILE] = 0
+    elif (phase in (P_PLAY, P_CHOOSE_END)) and _constrained(st, T):
+        buf[0, :STATE_SIZE] = st
+        for a in range(NUM_ACTIONS):
+            if mask[a] and not _action_ok(buf, a, T):
+                mask[a] = 0
+
+
+@_jit
+def encode(st, player, T, out):
+    """engine observation of ``player`` (observation.Observer.encode) into ``out``."""
+    rv, enc, off, rules_values = T[0], T[2], T[15], T[16]
+    n = rv[RV_PLAYERS]
+    sides = rv[RV_SIDES]
+    out[:] = 0.0
+    own = player % sides
+    o = off[O_HAND]
+    hb = HANDS + player * NK
+    for k in range(NK):
+        out[o + k] = st[hb + k]
+    if st[PHASE] == P_PRIVILEGE and player == st[CURRENT] and st[PRIV_TILE] >= 0:
+        out[off[O_PRIV] + st[PRIV_TILE]] = 1.0
+    block = SLOTS * MFS
+    for i in range(sides):
+        s = (own + i) % sides
+        base = off[O_MELDS] + i * block
+        for j in range(st[N_MELDS + s]):
+            m = st[MELDS + s * SLOTS + j]
+            row = base + j * MFS
+            for f in range(MFS):
+                out[row + f] = enc[m, f]
+    o = off[O_PILE_COUNTS]
+    for k in range(NK):
+        out[o + k] = st[PILE_COUNTS + k]
+    pile_len = st[PILE_LEN]
+    if pile_len > 0:
+        out[off[O_PILE_TOP] + st[PILE + pile_len - 1]] = 1.0
+    out[off[O_PILE_SIZE]] = np.float32(pile_len / TOTAL_TILES_SCALE)
+    known = off[O_KNOWN]
+    for i in range(1, n):
+        q = (player + i) % n
+        for k in range(NK):
+            out[known + (i - 1) * NK + k] = st[KNOWN + q * NK + k]
+    for i in range(n):
+        q = (player + i) % n
+        out[off[O_HAND_SIZES] + i] = np.float32(st[HAND_SIZE + q] / HAND_SIZE_SCALE)
+        out[off[O_MUERTO_UNPLAYED] + i] = st[MUERTO_UNPLAYED + q]
+    out[off[O_STOCK_SIZE]] = np.float32(st[STOCK_LEN] / TOTAL_TILES_SCALE)
+    target = float(rv[RV_TARGET])
+    for i in range(sides):
+        s = (own + i) % sides
+        out[off[O_MUERTO_TAKEN] + i] = st[MUERTO_TAKEN + s]
+        out[off[O_CLOSE_READY] + i] = st[CLOSE_READY + s]
+        out[off[O_MATCH_SCORES] + i] = np.float32(st[MATCH_SCORES + s] / target)
+    phase = st[PHASE]
+    if phase < P_HAND_OVER:
+        out[off[O_PHASE] + phase] = 1.0
+    if st[PEND_N] > 0:
+        out[off[O_PEND_TILE] + st[PEND_KIND]] = 1.0
+        out[off[O_PEND_SLOT] + st[PEND_SLOT]] = 1.0
+        po = off[O_PEND_OPTIONS]
+        for i in range(st[PEND_N]):
+            m = st[PEND_OUT0] if i == 0 else st[PEND_OUT1]
+            for f in range(MFS):
+                out[po + i * MFS + f] = enc[m, f]
+    if st[REQUIRED] >= 0:
+        out[off[O_REQUIRED] + st[REQUIRED]] = 1.0
+    out[off[O_MANO] + (st[MANO] - player) % n] = 1.0
+    out[off[O_TURN]] = np.float32(st[TURN] / float(rv[RV_MAX_TURNS]))
+    o = off[O_RULES]
+    for i in range(rules_values.shape[0]):
+        out[o + i] = rules_values[i]
+
+
+@_jit
+def observe(st, player, T, buf, mask, out):
+    """The mask (for the player to act) and ``player``'s observation in one call."""
+    legal_mask(st, T, buf, mask)
+    encode(st, player, T, out)
+
+
+# ----------------------------------------------------------------------------- one game
+def _meld_data(meld_id: int) -> list[object]:
+    m = meld_universe()[0][meld_id]
+    return [int(m.is_run), m.colour, m.number, m.lo, m.hi, m.wild_kind, m.wild_pos, list(m.set_colours)]
+
+
+class FastGame:
+    """One game on the compiled core, with the engine's API for playing it:
+    ``legal_mask``, ``apply`` (illegal actions raise IllegalActionError and
+    change nothing), ``encode``, ``clone``, ``next_hand``, and
+    :meth:`to_game_state` for everything else (rendering, agents, records)."""
+
+    __slots__ = ("_mask_ok", "args", "buf", "mask", "st", "tables")
+
+    def __init__(self, tables: FastTables) -> None:
+        self.tables = tables
+        self.args = tables.kernel_args
+        self.st = np.zeros(STATE_SIZE, dtype=np.int32)
+        self.buf = np.zeros((SCRATCH_DEPTH, SCRATCH_WIDTH), dtype=np.int32)
+        self.mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        self._mask_ok = False
+
+    @classmethod
+    def new_game(
+        cls, rng: np.random.Generator, rules: Rules | str = "burako", num_players: int = 2, mano: int | None = None
+    ) -> FastGame:
+        """Same draws from ``rng`` as :meth:`GameState.new_game`, so the same deal."""
+        game = cls(fast_tables(load_rules(rules), num_players))
+        first_mano = draw_first_mano(rng, num_players) if mano is None else mano
+        new_match(game.st, shuffle_tiles(rng, game.tables.full_tiles), first_mano, game.args)
+        return game
+
+    def next_hand(self, rng: np.random.Generator) -> None:
+        """engine.GameState.next_hand: the mano passes left except after a void hand."""
+        st = self.st
+        if st[PHASE] != P_HAND_OVER or st[MATCH_WINNER] >= 0:
+            raise IllegalActionError("next_hand: the current hand is not over, or the match is over")
+        mano = int(st[MANO]) if st[END_REASON] == END_VOID else (int(st[MANO]) + 1) % self.tables.num_players
+        st[HAND_NUMBER] += 1
+        deal(st, shuffle_tiles(rng, self.tables.full_tiles), mano, self.args)
+        self._mask_ok = False
+
+    # ------------------------------------------------------------------ play
+    def legal_mask(self) -> np.ndarray:
+        """int8 mask over the action space, cached until the next action; read-only use."""
+        if not self._mask_ok:
+            legal_mask(self.st, self.args, self.buf, self.mask)
+            self._mask_ok = True
+        return self.mask
+
+    def apply(self, action: int) -> None:
+        if not isinstance(action, (int, np.integer)) or isinstance(action, bool):
+            raise IllegalActionError(f"action must be an integer, got {type(action).__name__} {action!r}")
+        action = int(action)
+        if not 0 <= action < NUM_ACTIONS:
+            raise IllegalActionError(f"action {action} is out of range 0..{NUM_ACTIONS - 1}")
+        if not self.legal_mask()[action]:
+            raise IllegalActionError(
+                f"action {action} ({A.describe_action(action, self.tables.rules.cards)}) is not legal for "
+                f"player {self.current} in phase {Phase(self.phase).name}"
+            )
+        apply_unchecked(self.st, action, self.args)
+        self._mask_ok = False
+
+    def encode(self, player: int, out: np.ndarray | None = None) -> np.ndarray:
+        """``player``'s observation (observation.Observer.encode)."""
+        if out is None:
+            out = np.empty(self.tables.obs_size, dtype=np.float32)
+        encode(self.st, player, self.args, out)
+        return out
+
+    def clone(self) -> FastGame:
+        new = FastGame.__new__(FastGame)
+        new.tables = self.tables
+        new.args = self.args
+        new.st = self.st.copy()
+        new.buf = np.zeros((SCRATCH_DEPTH, SCRATCH_WIDTH), dtype=np.int32)
+        new.mask = self.mask.copy()
+        new._mask_ok = self._mask_ok
+        return new
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def phase(self) -> Phase:
+        return Phase(int(self.st[PHASE]))
+
+    @property
+    def current(self) -> int:
+        return int(self.st[CURRENT])
+
+    @property
+    def hand_over(self) -> bool:
+        return self.st[PHASE] == P_HAND_OVER
+
+    @property
+    def match_over(self) -> bool:
+        return self.st[MATCH_WINNER] >= 0
+
+    @property
+    def match_winner(self) -> int:
+        return int(self.st[MATCH_WINNER])
+
+    @property
+    def end_reason(self) -> str | None:
+        return END_REASON_NAMES[int(self.st[END_REASON])]
+
+    @property
+    def num_sides(self) -> int:
+        return self.tables.num_sides
+
+    @property
+    def hand_number(self) -> int:
+        return int(self.st[HAND_NUMBER])
+
+    @property
+    def match_scores(self) -> list[int]:
+        return self.st[MATCH_SCORES : MATCH_SCORES + self.num_sides].tolist()
+
+    def side_of(self, player: int) -> int:
+        return player % self.num_sides
+
+    @property
+    def hand_scores(self) -> list[SideScore] | None:
+        if not self.st[HAS_SCORES]:
+            return None
+        parts = self.st[HAND_SCORES : HAND_SCORES + self.num_sides * NUM_SCORE_PARTS].reshape(-1, NUM_SCORE_PARTS)
+        return [SideScore(*(int(x) for x in row)) for row in parts]
+
+    def side_rewards(self) -> list[float]:
+        """engine.GameState.side_rewards."""
+        scores = self.hand_scores
+        if scores is None:
+            return [0.0] * self.num_sides
+        totals = [s.total for s in scores]
+        total = sum(totals)
+        k = self.num_sides
+        return [float(v - (total - v) / (k - 1)) for v in totals]
+
+    def to_dict(self) -> dict[str, object]:
+        """The readable engine's ``GameState.to_dict`` of this state."""
+        st, n, sides = self.st, self.tables.num_players, self.num_sides
+        pend_n = int(st[PEND_N])
+        pending = None
+        if pend_n:
+            outs = [int(st[PEND_OUT0]), int(st[PEND_OUT1])][:pend_n]
+            pending = [int(st[PEND_SLOT]), int(st[PEND_KIND]), [_meld_data(m) for m in outs]]
+        scores = self.hand_scores
+        return {
+            "format": 1,
+            "rules": self.tables.rules.to_dict(),
+            "num_players": n,
+            "hands": st[HANDS : HANDS + n * NK].reshape(n, NK).tolist(),
+            "stock": st[STOCK : STOCK + st[STOCK_LEN]].tolist(),
+            "pile": st[PILE : PILE + st[PILE_LEN]].tolist(),
+            "muertos": [
+                st[MUERTOS + s * MUERTO_CAP : MUERTOS + s * MUERTO_CAP + st[MUERTO_LEN + s]].tolist()
+                for s in range(sides)
+            ],
+            "muerto_taken": [bool(x) for x in st[MUERTO_TAKEN : MUERTO_TAKEN + sides]],
+            "muerto_unplayed": [bool(x) for x in st[MUERTO_UNPLAYED : MUERTO_UNPLAYED + n]],
+            "melds": [
+                [_meld_data(int(m)) for m in st[MELDS + s * SLOTS : MELDS + s * SLOTS + st[N_MELDS + s]]]
+                for s in range(sides)
+            ],
+            "known": st[KNOWN : KNOWN + n * NK].reshape(n, NK).tolist(),
+            "phase": Phase(int(st[PHASE])).name,
+            "current": int(st[CURRENT]),
+            "mano": int(st[MANO]),
+            "turn": int(st[TURN]),
+            "privilege_tile": int(st[PRIV_TILE]),
+            "pending": pending,
+            "pile_top_required": int(st[REQUIRED]),
+            "end_reason": self.end_reason,
+            "closer": int(st[CLOSER]),
+            "hand_scores": None if scores is None else [vars(s).copy() for s in scores],
+            "match_scores": self.match_scores,
+            "hand_number": int(st[HAND_NUMBER]),
+            "match_winner": int(st[MATCH_WINNER]),
+        }
+
+    def to_game_state(self) -> GameState:
+        """The same state in the readable engine (checked for tile conservation)."""
+        return GameState.from_dict(self.to_dict())
