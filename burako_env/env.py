@@ -13,6 +13,12 @@ Rewards (given when a hand ends, to every agent; zero-sum, E5):
   ``match=True``), -1 shared among the others, 0 for a tie, a void or a
   truncated hand.
 
+``engine="fast"`` (default) plays on the compiled core (fast.py);
+``engine="python"`` on the readable engine (engine.py). Both give identical
+observations, masks and rewards (tests/test_fast.py). ``env.game`` is always
+a readable :class:`GameState`; with the fast engine it is a snapshot made
+when asked for (changing it does not change the game).
+
 ``match=False`` (default): one hand per episode. ``match=True``: hands are
 dealt until a side reaches the target (B28); void hands are dealt again by
 the same mano (B24).
@@ -33,11 +39,13 @@ from pettingzoo.utils import wrappers
 
 from burako_env import actions as A
 from burako_env.engine import TRUNCATED, VOID, GameState, IllegalActionError
+from burako_env.fast import FastGame
 from burako_env.observation import Observer, observation_bounds
 from burako_env.render import render_table
 from burako_env.rules import Rules, RulesError, load_rules
 
 REWARD_MODES = ("score", "win")
+ENGINES = ("fast", "python")
 
 
 #: the AEC bookkeeping attributes a loop reads several times per step
@@ -128,6 +136,7 @@ class raw_env(AECEnv):
         reward_scale: float = 1000.0,
         match: bool = False,
         max_turns: int | None = None,
+        engine: str = "fast",
     ) -> None:
         super().__init__()
         overrides = dict(rule_overrides or {})
@@ -143,6 +152,9 @@ class raw_env(AECEnv):
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         if reward_scale <= 0:
             raise ValueError(f"reward_scale must be positive, got {reward_scale}")
+        if engine not in ENGINES:
+            raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+        self.engine = engine
         self.num_players = int(num_players)
         self.render_mode = render_mode
         self.reward_mode = reward
@@ -161,7 +173,8 @@ class raw_env(AECEnv):
         act_space = ActionSpace(A.NUM_ACTIONS)
         self.observation_spaces = dict.fromkeys(self.possible_agents, obs_space)
         self.action_spaces = dict.fromkeys(self.possible_agents, act_space)
-        self.state_: GameState | None = None
+        self.state_: GameState | FastGame | None = None
+        self._snapshot: GameState | None = None
         self.np_random, _ = seeding.np_random(None)
 
     # ------------------------------------------------------------------ spaces
@@ -175,7 +188,9 @@ class raw_env(AECEnv):
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         if seed is not None:
             self.np_random, _ = seeding.np_random(seed)
-        self.state_ = GameState.new_game(self.np_random, self.rules, self.num_players)
+        game_class = FastGame if self.engine == "fast" else GameState
+        self.state_ = game_class.new_game(self.np_random, self.rules, self.num_players)
+        self._snapshot = None
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
@@ -186,15 +201,26 @@ class raw_env(AECEnv):
 
     @property
     def game(self) -> GameState:
-        """The engine state (call ``reset`` first)."""
+        """The readable engine state (call ``reset`` first); with the fast
+        engine, a snapshot of the current state."""
+        state = self.state_
+        if state is None:
+            raise RuntimeError("call reset() before using the environment")
+        if isinstance(state, FastGame):
+            if self._snapshot is None:
+                self._snapshot = state.to_game_state()
+            return self._snapshot
+        return state
+
+    def _playing(self) -> GameState | FastGame:
         if self.state_ is None:
             raise RuntimeError("call reset() before using the environment")
         return self.state_
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        state = self.game
+        state = self._playing()
         player = self.agent_name_mapping[agent]
-        obs = self.observer.encode(state, player)
+        obs = state.encode(player) if isinstance(state, FastGame) else self.observer.encode(state, player)
         if player == state.current and not state.hand_over and agent in self.agents and not self.terminations[agent]:
             mask = state.legal_mask().copy()
         else:
@@ -206,11 +232,12 @@ class raw_env(AECEnv):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        state = self.game
+        state = self._playing()
         try:
             state.apply(action)
         except IllegalActionError as exc:
             raise ValueError(f"{agent}: {exc}") from exc
+        self._snapshot = None
         self._cumulative_rewards[agent] = 0.0
         for a in self.agents:
             self.rewards[a] = 0.0
@@ -221,7 +248,7 @@ class raw_env(AECEnv):
         if self.render_mode == "human":
             self.render()
 
-    def _finish_hand(self, state: GameState) -> None:
+    def _finish_hand(self, state: GameState | FastGame) -> None:
         breakdown = None if state.hand_scores is None else [s.to_dict() for s in state.hand_scores]
         side_rewards = self._side_rewards(state)
         for a in self.agents:
@@ -246,7 +273,7 @@ class raw_env(AECEnv):
         else:
             state.next_hand(self.np_random)
 
-    def _side_rewards(self, state: GameState) -> list[float]:
+    def _side_rewards(self, state: GameState | FastGame) -> list[float]:
         sides = state.num_sides
         if self.reward_mode == "score":
             return [r / self.reward_scale for r in state.side_rewards()]

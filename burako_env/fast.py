@@ -1022,16 +1022,66 @@ def _meld_data(meld_id: int) -> list[object]:
     return [int(m.is_run), m.colour, m.number, m.lo, m.hi, m.wild_kind, m.wild_pos, list(m.set_colours)]
 
 
+def _side_scores(st: np.ndarray, num_sides: int) -> list[SideScore] | None:
+    if not st[HAS_SCORES]:
+        return None
+    parts = st[HAND_SCORES : HAND_SCORES + num_sides * NUM_SCORE_PARTS].reshape(-1, NUM_SCORE_PARTS)
+    return [SideScore(*(int(x) for x in row)) for row in parts]
+
+
+def state_dict(st: np.ndarray, tables: FastTables) -> dict[str, object]:
+    """A flat state as the readable engine's ``GameState.to_dict``."""
+    n, sides = tables.num_players, tables.num_sides
+    pend_n = int(st[PEND_N])
+    pending = None
+    if pend_n:
+        outs = [int(st[PEND_OUT0]), int(st[PEND_OUT1])][:pend_n]
+        pending = [int(st[PEND_SLOT]), int(st[PEND_KIND]), [_meld_data(m) for m in outs]]
+    scores = _side_scores(st, sides)
+    return {
+        "format": 1,
+        "rules": tables.rules.to_dict(),
+        "num_players": n,
+        "hands": st[HANDS : HANDS + n * NK].reshape(n, NK).tolist(),
+        "stock": st[STOCK : STOCK + st[STOCK_LEN]].tolist(),
+        "pile": st[PILE : PILE + st[PILE_LEN]].tolist(),
+        "muertos": [
+            st[MUERTOS + s * MUERTO_CAP : MUERTOS + s * MUERTO_CAP + st[MUERTO_LEN + s]].tolist() for s in range(sides)
+        ],
+        "muerto_taken": [bool(x) for x in st[MUERTO_TAKEN : MUERTO_TAKEN + sides]],
+        "muerto_unplayed": [bool(x) for x in st[MUERTO_UNPLAYED : MUERTO_UNPLAYED + n]],
+        "melds": [
+            [_meld_data(int(m)) for m in st[MELDS + s * SLOTS : MELDS + s * SLOTS + st[N_MELDS + s]]]
+            for s in range(sides)
+        ],
+        "known": st[KNOWN : KNOWN + n * NK].reshape(n, NK).tolist(),
+        "phase": Phase(int(st[PHASE])).name,
+        "current": int(st[CURRENT]),
+        "mano": int(st[MANO]),
+        "turn": int(st[TURN]),
+        "privilege_tile": int(st[PRIV_TILE]),
+        "pending": pending,
+        "pile_top_required": int(st[REQUIRED]),
+        "end_reason": END_REASON_NAMES[int(st[END_REASON])],
+        "closer": int(st[CLOSER]),
+        "hand_scores": None if scores is None else [vars(s).copy() for s in scores],
+        "match_scores": st[MATCH_SCORES : MATCH_SCORES + sides].tolist(),
+        "hand_number": int(st[HAND_NUMBER]),
+        "match_winner": int(st[MATCH_WINNER]),
+    }
+
+
 class FastGame:
     """One game on the compiled core, with the engine's API for playing it:
     ``legal_mask``, ``apply`` (illegal actions raise IllegalActionError and
     change nothing), ``encode``, ``clone``, ``next_hand``, and
     :meth:`to_game_state` for everything else (rendering, agents, records)."""
 
-    __slots__ = ("_mask_ok", "args", "buf", "mask", "st", "tables")
+    __slots__ = ("_mask_ok", "args", "buf", "mask", "side_of", "st", "tables")
 
     def __init__(self, tables: FastTables) -> None:
         self.tables = tables
+        self.side_of = tuple(p % tables.num_sides for p in range(tables.num_players))
         self.args = tables.kernel_args
         self.st = np.zeros(STATE_SIZE, dtype=np.int32)
         self.buf = np.zeros((SCRATCH_DEPTH, SCRATCH_WIDTH), dtype=np.int32)
@@ -1090,6 +1140,7 @@ class FastGame:
     def clone(self) -> FastGame:
         new = FastGame.__new__(FastGame)
         new.tables = self.tables
+        new.side_of = self.side_of
         new.args = self.args
         new.st = self.st.copy()
         new.buf = np.zeros((SCRATCH_DEPTH, SCRATCH_WIDTH), dtype=np.int32)
@@ -1134,15 +1185,9 @@ class FastGame:
     def match_scores(self) -> list[int]:
         return self.st[MATCH_SCORES : MATCH_SCORES + self.num_sides].tolist()
 
-    def side_of(self, player: int) -> int:
-        return player % self.num_sides
-
     @property
     def hand_scores(self) -> list[SideScore] | None:
-        if not self.st[HAS_SCORES]:
-            return None
-        parts = self.st[HAND_SCORES : HAND_SCORES + self.num_sides * NUM_SCORE_PARTS].reshape(-1, NUM_SCORE_PARTS)
-        return [SideScore(*(int(x) for x in row)) for row in parts]
+        return _side_scores(self.st, self.num_sides)
 
     def side_rewards(self) -> list[float]:
         """engine.GameState.side_rewards."""
@@ -1156,45 +1201,7 @@ class FastGame:
 
     def to_dict(self) -> dict[str, object]:
         """The readable engine's ``GameState.to_dict`` of this state."""
-        st, n, sides = self.st, self.tables.num_players, self.num_sides
-        pend_n = int(st[PEND_N])
-        pending = None
-        if pend_n:
-            outs = [int(st[PEND_OUT0]), int(st[PEND_OUT1])][:pend_n]
-            pending = [int(st[PEND_SLOT]), int(st[PEND_KIND]), [_meld_data(m) for m in outs]]
-        scores = self.hand_scores
-        return {
-            "format": 1,
-            "rules": self.tables.rules.to_dict(),
-            "num_players": n,
-            "hands": st[HANDS : HANDS + n * NK].reshape(n, NK).tolist(),
-            "stock": st[STOCK : STOCK + st[STOCK_LEN]].tolist(),
-            "pile": st[PILE : PILE + st[PILE_LEN]].tolist(),
-            "muertos": [
-                st[MUERTOS + s * MUERTO_CAP : MUERTOS + s * MUERTO_CAP + st[MUERTO_LEN + s]].tolist()
-                for s in range(sides)
-            ],
-            "muerto_taken": [bool(x) for x in st[MUERTO_TAKEN : MUERTO_TAKEN + sides]],
-            "muerto_unplayed": [bool(x) for x in st[MUERTO_UNPLAYED : MUERTO_UNPLAYED + n]],
-            "melds": [
-                [_meld_data(int(m)) for m in st[MELDS + s * SLOTS : MELDS + s * SLOTS + st[N_MELDS + s]]]
-                for s in range(sides)
-            ],
-            "known": st[KNOWN : KNOWN + n * NK].reshape(n, NK).tolist(),
-            "phase": Phase(int(st[PHASE])).name,
-            "current": int(st[CURRENT]),
-            "mano": int(st[MANO]),
-            "turn": int(st[TURN]),
-            "privilege_tile": int(st[PRIV_TILE]),
-            "pending": pending,
-            "pile_top_required": int(st[REQUIRED]),
-            "end_reason": self.end_reason,
-            "closer": int(st[CLOSER]),
-            "hand_scores": None if scores is None else [vars(s).copy() for s in scores],
-            "match_scores": self.match_scores,
-            "hand_number": int(st[HAND_NUMBER]),
-            "match_winner": int(st[MATCH_WINNER]),
-        }
+        return state_dict(self.st, self.tables)
 
     def to_game_state(self) -> GameState:
         """The same state in the readable engine (checked for tile conservation)."""

@@ -47,6 +47,38 @@ def test_seed_test(rules: str, num_players: int) -> None:
     seed_test(lambda: burako_env.env(rules=rules, num_players=num_players), num_cycles=500)
 
 
+@pytest.mark.parametrize(("rules", "num_players"), [("burako", 2), ("burako_casual", 3), ("buraco_cards", 2)])
+def test_api_and_seed_test_on_the_python_engine(rules: str, num_players: int) -> None:
+    """The readable engine behind the env passes the same conformance tests."""
+    api_test(burako_env.env(rules=rules, num_players=num_players, engine="python"), num_cycles=300)
+    seed_test(lambda: burako_env.env(rules=rules, num_players=num_players, engine="python"), num_cycles=200)
+
+
+@pytest.mark.parametrize(
+    ("rules", "num_players", "match"),
+    [("burako", 2, False), ("burako", 4, True), ("burako_casual", 3, True), ("buraco_cards", 2, False)],
+)
+def test_fast_and_python_engines_play_identical_episodes(rules: str, num_players: int, match: bool) -> None:
+    """E4/E5 through the env, match mode included (B24 re-deals, B28): both
+    engines give the same observations, masks, rewards, terminations and infos."""
+    kwargs = {"rules": rules, "num_players": num_players, "match": match, "rule_overrides": {"target": 400}}
+    for seed in range(3):
+        envs = [burako_env.env(engine=engine, **kwargs) for engine in ("fast", "python")]
+        for e in envs:
+            e.reset(seed=seed)
+        rng = np.random.default_rng(seed)
+        for agent in envs[0].agent_iter():
+            assert envs[1].agent_selection == agent
+            (obs, rew, term, trunc, info), other = envs[0].last(), envs[1].last()
+            assert np.array_equal(obs["observation"], other[0]["observation"])
+            assert np.array_equal(obs["action_mask"], other[0]["action_mask"])
+            assert (rew, term, trunc, info) == other[1:]
+            action = None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"])))
+            for e in envs:
+                e.step(action)
+        assert envs[0].unwrapped.game.to_dict() == envs[1].unwrapped.game.to_dict()
+
+
 @pytest.mark.parametrize("num_players", [2, 4])
 def test_render_test(num_players: int) -> None:
     render_test(lambda render_mode=None: burako_env.env(num_players=num_players, render_mode=render_mode))
@@ -173,6 +205,8 @@ def test_raw_env_rejects_illegal_action_and_changes_nothing() -> None:
     with pytest.raises(ValueError, match="out of range"):
         env.step(-1)
     assert env.game.to_json() == before
+    with pytest.raises(ValueError, match="engine"):
+        burako_env.raw_env(engine="rust")
 
 
 def test_wrapped_env_terminates_illegal_move_with_penalty() -> None:

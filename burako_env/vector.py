@@ -1,0 +1,331 @@
+"""The batched API for training: N games stepped at once on the compiled core.
+
+``BurakoVectorEnv(num_envs=N)`` plays N independent hands (one hand per
+episode, as ``burako_env.env(match=False)``), always from the point of view
+of the player to act in each game:
+
+| call                  | returns                                                              |
+|-----------------------|----------------------------------------------------------------------|
+| ``reset(seed)``       | ``obs[N, D]`` float32, ``masks[N, A]`` int8, ``info``                  |
+| ``step(actions[N])``  | ``obs, masks, rewards[N, P]`` float32, ``terminated[N]``,             |
+|                       | ``truncated[N]`` bool, ``info``                                        |
+
+- ``obs[i]`` is the observation (observation.py layout, D entries) of
+  ``info["current_player"][i]``, the seat to act in game i; ``masks[i]`` its
+  legal actions (A = actions.NUM_ACTIONS).
+- ``rewards[i, p]`` is seat p's reward for the step: zero until a hand ends,
+  then the env's (``reward="score"``: the side's hand score minus the mean of
+  the others', / ``reward_scale``; ``"win"``: +1 / -1 shared, 0 for a tie).
+- When a hand ends (``terminated`` or, at ``max_turns``, ``truncated``), that
+  game is dealt again at once: ``obs[i]`` and ``masks[i]`` are already the
+  new hand's. ``info["end_reason"][i]`` (fast.END_*), ``info["side_totals"]``
+  (hand totals per side, 0 for void or truncated hands) describe the hand that
+  just ended.
+- Seeds: game i draws every deal from its own ``numpy.random.Generator``,
+  ``default_rng(seeds[i])`` (``seed`` an int: ``seeds[i] = seed + i``), with the
+  same draws as the readable engine, so game i's first hand is
+  ``GameState.new_game(default_rng(seeds[i]), rules, P)``'s and its next hands
+  those of further ``new_game`` calls on that generator.
+- The returned arrays are buffers owned by the env and overwritten by the
+  next ``step``: copy what you keep.
+- An illegal or out-of-range action raises ValueError naming the games, and
+  no game moves.
+
+Memory: per game a 4.2 kB state, one observation (D x 4 bytes: 19.5 kB with 2
+players) and one mask (3.5 kB); see ``memory_bytes``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numba
+import numpy as np
+
+from burako_env import fast as F
+from burako_env.actions import NUM_ACTIONS
+from burako_env.engine import GameState, draw_first_mano, shuffle_tiles
+from burako_env.env import REWARD_MODES
+from burako_env.rules import Rules, load_rules
+
+
+@numba.njit(cache=True, parallel=True, nogil=True)
+def _reset_all(states, tiles, manos, T, bufs, masks, obs, current):
+    n = states.shape[0]
+    chunks = bufs.shape[0]
+    per = (n + chunks - 1) // chunks
+    for c in numba.prange(chunks):
+        buf = bufs[c]
+        for i in range(c * per, min(n, (c + 1) * per)):
+            st = states[i]
+            F.new_match(st, tiles[i], manos[i], T)
+            F.legal_mask(st, T, buf, masks[i])
+            current[i] = st[F.CURRENT]
+            F.encode(st, current[i], T, obs[i])
+
+
+@numba.njit(cache=True, nogil=True)
+def _finish_hand(st, i, T, win, scale, rewards, terminated, truncated, ends, totals):
+    rv = T[0]
+    sides = rv[F.RV_SIDES]
+    reason = st[F.END_REASON]
+    ends[i] = reason
+    truncated[i] = reason == F.END_TRUNCATED
+    terminated[i] = reason != F.END_TRUNCATED
+    side_reward = np.zeros(F.MAX_SIDES, dtype=np.float64)
+    if st[F.HAS_SCORES]:
+        total = 0
+        best = -(1 << 30)
+        for s in range(sides):
+            v = F.side_total(st, s)
+            totals[i, s] = v
+            total += v
+            best = max(best, v)
+        if win:
+            leaders = 0
+            winner = -1
+            for s in range(sides):
+                if totals[i, s] == best:
+                    leaders += 1
+                    winner = s
+            if leaders == 1:
+                for s in range(sides):
+                    side_reward[s] = 1.0 if s == winner else -1.0 / (sides - 1)
+        else:
+            for s in range(sides):
+                v = totals[i, s]
+                side_reward[s] = (v - (total - v) / (sides - 1)) / scale
+    for p in range(rv[F.RV_PLAYERS]):
+        rewards[i, p] = side_reward[p % sides]
+
+
+@numba.njit(cache=True, parallel=True, nogil=True)
+def _step_all(
+    states,
+    actions,
+    T,
+    bufs,
+    masks,
+    obs,
+    current,
+    rewards,
+    terminated,
+    truncated,
+    ends,
+    totals,
+    next_tiles,
+    next_manos,
+    refill,
+    win,
+    scale,
+):
+    n = states.shape[0]
+    chunks = bufs.shape[0]
+    per = (n + chunks - 1) // chunks
+    for c in numba.prange(chunks):
+        buf = bufs[c]
+        for i in range(c * per, min(n, (c + 1) * per)):
+            st = states[i]
+            F.apply_unchecked(st, actions[i], T)
+            rewards[i, :] = 0.0
+            totals[i, :] = 0
+            ends[i] = 0
+            terminated[i] = False
+            truncated[i] = False
+            if st[F.PHASE] == F.P_HAND_OVER:
+                _finish_hand(st, i, T, win, scale, rewards, terminated, truncated, ends, totals)
+                F.new_match(st, next_tiles[i], next_manos[i], T)
+                refill[i] = 1
+            F.legal_mask(st, T, buf, masks[i])
+            current[i] = st[F.CURRENT]
+            F.encode(st, current[i], T, obs[i])
+
+
+class BurakoVectorEnv:
+    """N one-hand Burako games stepped together (module docstring)."""
+
+    def __init__(
+        self,
+        num_envs: int,
+        num_players: int = 2,
+        rules: str | Rules | dict[str, Any] = "burako",
+        rule_overrides: dict[str, Any] | None = None,
+        reward: str = "score",
+        reward_scale: float = 1000.0,
+        max_turns: int | None = None,
+        num_threads: int | None = None,
+    ) -> None:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        if reward not in REWARD_MODES:
+            raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
+        if reward_scale <= 0:
+            raise ValueError(f"reward_scale must be positive, got {reward_scale}")
+        overrides = dict(rule_overrides or {})
+        if max_turns is not None:
+            overrides["max_turns"] = max_turns
+        self.rules = load_rules(rules, overrides)
+        self.tables = F.fast_tables(self.rules, int(num_players))
+        self.num_envs = int(num_envs)
+        self.num_players = int(num_players)
+        self.num_sides = self.tables.num_sides
+        self.observation_size = self.tables.obs_size
+        self.num_actions = NUM_ACTIONS
+        self.reward_mode = reward
+        self.reward_scale = float(reward_scale)
+        if num_threads is not None:
+            numba.set_num_threads(int(num_threads))
+        threads = numba.get_num_threads()
+        chunks = min(self.num_envs, 4 * threads)
+        n, d = self.num_envs, self.observation_size
+        self._states = np.zeros((n, F.STATE_SIZE), dtype=np.int32)
+        self._bufs = np.zeros((chunks, F.SCRATCH_DEPTH, F.SCRATCH_WIDTH), dtype=np.int32)
+        self.obs = np.zeros((n, d), dtype=np.float32)
+        self.masks = np.zeros((n, NUM_ACTIONS), dtype=np.int8)
+        self.rewards = np.zeros((n, self.num_players), dtype=np.float32)
+        self.terminated = np.zeros(n, dtype=np.bool_)
+        self.truncated = np.zeros(n, dtype=np.bool_)
+        self.current_player = np.zeros(n, dtype=np.int64)
+        self.end_reason = np.zeros(n, dtype=np.int8)
+        self.side_totals = np.zeros((n, self.num_sides), dtype=np.int64)
+        total_tiles = self.tables.full_tiles.size
+        self._next_tiles = np.zeros((n, total_tiles), dtype=np.int64)
+        self._next_manos = np.zeros(n, dtype=np.int64)
+        self._refill = np.zeros(n, dtype=np.uint8)
+        self._rngs: list[np.random.Generator] = []
+        self._rows = np.arange(n)
+        self.info: dict[str, np.ndarray] = {
+            "current_player": self.current_player,
+            "end_reason": self.end_reason,
+            "side_totals": self.side_totals,
+        }
+
+    @property
+    def memory_bytes(self) -> int:
+        """Bytes held by the env's arrays (states, outputs, scratch, next deals)."""
+        arrays = (
+            self._states,
+            self._bufs,
+            self.obs,
+            self.masks,
+            self.rewards,
+            self.terminated,
+            self.truncated,
+            self.current_player,
+            self.end_reason,
+            self.side_totals,
+            self._next_tiles,
+            self._next_manos,
+            self._refill,
+        )
+        return int(sum(a.nbytes for a in arrays))
+
+    # ------------------------------------------------------------------ API
+    def reset(self, seed: int | Sequence[int] | None = None) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+        n = self.num_envs
+        if seed is None:
+            seeds: list[Any] = list(np.random.SeedSequence().spawn(n))
+        elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            seeds = [int(seed) + i for i in range(n)]
+        else:
+            seeds = list(seed)
+            if len(seeds) != n:
+                raise ValueError(f"reset: {len(seeds)} seeds for {n} games")
+        self._rngs = [np.random.default_rng(s) for s in seeds]
+        tiles = np.zeros_like(self._next_tiles)
+        manos = np.zeros_like(self._next_manos)
+        for i, rng in enumerate(self._rngs):
+            manos[i] = draw_first_mano(rng, self.num_players)
+            tiles[i] = shuffle_tiles(rng, self.tables.full_tiles)
+        _reset_all(
+            self._states, tiles, manos, self.tables.kernel_args, self._bufs, self.masks, self.obs, self.current_player
+        )
+        self._refill[:] = 1
+        self._deal_ahead()
+        self.rewards[:] = 0.0
+        self.terminated[:] = False
+        self.truncated[:] = False
+        self.end_reason[:] = 0
+        self.side_totals[:] = 0
+        return self.obs, self.masks, self.info
+
+    def step(
+        self, actions: np.ndarray | Sequence[int]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+        if not self._rngs:
+            raise RuntimeError("call reset() before step()")
+        acts = np.asarray(actions)
+        if acts.shape != (self.num_envs,) or not np.issubdtype(acts.dtype, np.integer):
+            raise ValueError(
+                f"actions must be an integer array of shape ({self.num_envs},), got {acts.dtype} {acts.shape}"
+            )
+        acts = acts.astype(np.int64, copy=False)
+        in_range = (acts >= 0) & (acts < NUM_ACTIONS)
+        legal = in_range.copy()
+        legal[in_range] = self.masks[self._rows[in_range], acts[in_range]] != 0
+        if not legal.all():
+            bad = np.flatnonzero(~legal)
+            listed = ", ".join(f"game {i}: action {acts[i]}" for i in bad[:5])
+            more = f" and {bad.size - 5} more" if bad.size > 5 else ""
+            raise ValueError(f"illegal actions ({listed}{more}); no game moved")
+        _step_all(
+            self._states,
+            acts,
+            self.tables.kernel_args,
+            self._bufs,
+            self.masks,
+            self.obs,
+            self.current_player,
+            self.rewards,
+            self.terminated,
+            self.truncated,
+            self.end_reason,
+            self.side_totals,
+            self._next_tiles,
+            self._next_manos,
+            self._refill,
+            self.reward_mode == "win",
+            self.reward_scale,
+        )
+        self._deal_ahead()
+        return self.obs, self.masks, self.rewards, self.terminated, self.truncated, self.info
+
+    def _deal_ahead(self) -> None:
+        """Draw the next deal of every game that just used its own, from its
+        generator, exactly as GameState.new_game would."""
+        for i in np.flatnonzero(self._refill).tolist():
+            rng = self._rngs[i]
+            self._next_manos[i] = draw_first_mano(rng, self.num_players)
+            self._next_tiles[i] = shuffle_tiles(rng, self.tables.full_tiles)
+            self._refill[i] = 0
+
+    # ------------------------------------------------------------------ inspection
+    def game_state(self, i: int) -> GameState:
+        """Game i as a readable engine state (to render, describe or debug)."""
+        return GameState.from_dict(F.state_dict(self._states[i], self.tables))
+
+
+@numba.njit(cache=True, parallel=True, nogil=True)
+def _pick_legal(masks, u, out):
+    for i in numba.prange(masks.shape[0]):
+        row = masks[i]
+        count = 0
+        for a in range(row.shape[0]):
+            count += row[a] != 0
+        target = min(int(u[i] * count), count - 1)
+        for a in range(row.shape[0]):
+            if row[a] != 0:
+                if target == 0:
+                    out[i] = a
+                    break
+                target -= 1
+
+
+def sample_legal_actions(masks: np.ndarray, rng: np.random.Generator, out: np.ndarray | None = None) -> np.ndarray:
+    """One uniformly random legal action per row of ``masks`` (the random
+    baseline for a whole batch; one uniform draw per game from ``rng``)."""
+    if out is None:
+        out = np.zeros(masks.shape[0], dtype=np.int64)
+    _pick_legal(masks, rng.random(masks.shape[0]), out)
+    return out

@@ -1,0 +1,208 @@
+"""One truth: the compiled core (fast.py, vector.py) against the readable engine.
+
+The same seeds and actions go through both; masks, observations, rewards and
+final states must be identical. Random play rarely closes a hand or reaches
+the exact look-ahead (B23 with few tiles, V3, the clean-canasta-to-close
+table), so half the hands are played by an *eager* random policy that melds
+and adds whenever it can, which takes muertos, closes hands and runs into
+those states. ``BURAKO_DIFF_GAMES`` (default 1000) sets the hands per preset
+and player count.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from burako_env import actions as A
+from burako_env import fast as F
+from burako_env.engine import GameState, IllegalActionError, Phase
+from burako_env.observation import Observer
+from burako_env.rules import load_rules, preset_names
+from burako_env.vector import BurakoVectorEnv, sample_legal_actions
+
+DIFF_GAMES = int(os.environ.get("BURAKO_DIFF_GAMES", "1000"))
+TABLES = [(name, n) for name in preset_names() for n in load_rules(name).players]
+
+
+def _pick(mask: np.ndarray, rnd: random.Random, eager: bool) -> int:
+    legal = np.flatnonzero(mask).tolist()
+    if eager and rnd.random() < 0.9:
+        plays = [a for a in legal if a >= A.MELD_BASE or A.CHOOSE_BASE <= a < A.DISCARD_BASE]
+        if plays:
+            return rnd.choice(plays)
+    return rnd.choice(legal)
+
+
+def _play_both(rules: str, n: int, seed: int, eager: bool, observer: Observer, stats: Counter) -> None:
+    slow = GameState.new_game(np.random.default_rng(seed), rules, n)
+    fast = F.FastGame.new_game(np.random.default_rng(seed), rules, n)
+    rnd = random.Random(seed)
+    step = 0
+    assert fast.to_dict() == slow.to_dict(), f"seed {seed}: different deals"
+    while not slow.hand_over:
+        mask = slow.legal_mask()
+        fmask = fast.legal_mask()
+        if not np.array_equal(mask, fmask):
+            diff = np.flatnonzero(mask != fmask).tolist()
+            raise AssertionError(f"{rules} {n}p seed {seed} step {step} ({slow.phase.name}): masks differ at {diff}")
+        observers = range(n) if step % 7 == 0 else (slow.current,)
+        for p in observers:
+            if not np.array_equal(observer.encode(slow, p), fast.encode(p)):
+                raise AssertionError(f"{rules} {n}p seed {seed} step {step}: observations of seat {p} differ")
+        if slow._constrained() if slow.phase in (Phase.PLAY, Phase.CHOOSE_END) else False:
+            stats["constrained steps"] += 1
+        if slow.pile_top_required >= 0:
+            stats["V3 steps"] += 1
+        action = _pick(mask, rnd, eager)
+        slow.apply(action)
+        fast.apply(action)
+        step += 1
+    assert fast.to_dict() == slow.to_dict(), f"{rules} {n}p seed {seed}: final states differ"
+    assert fast.side_rewards() == slow.side_rewards()
+    stats[slow.end_reason] += 1
+    stats["steps"] += step
+
+
+@pytest.mark.parametrize(("rules", "num_players"), TABLES, ids=[f"{r}-{n}p" for r, n in TABLES])
+def test_fast_core_matches_the_readable_engine(rules: str, num_players: int) -> None:
+    """E1-E5 and every rule the hands touch (B4-B28, V1-V5): identical masks,
+    observations, rewards and final states over DIFF_GAMES hands (half random,
+    half eager), dealt from the same seeds."""
+    observer = Observer(num_players, load_rules(rules))
+    stats: Counter = Counter()
+    for seed in range(DIFF_GAMES):
+        _play_both(rules, num_players, seed, eager=seed % 2 == 1, observer=observer, stats=stats)
+    assert sum(stats[r] for r in ("closed", "stock_exhausted", "void", "truncated")) == DIFF_GAMES
+    if DIFF_GAMES >= 200:
+        # the exact look-ahead and closings were really exercised
+        assert stats["closed"] > 0, stats
+        assert stats["constrained steps"] > 0, stats
+        if load_rules(rules).pile_top_must_be_melded:
+            assert stats["V3 steps"] > 0, stats
+
+
+def _vector_vs_slow(rules: str, n: int, reward: str, games: int, steps: int) -> Counter:
+    env = BurakoVectorEnv(games, num_players=n, rules=rules, reward=reward, reward_scale=250.0, num_threads=1)
+    seeds = [1000 + 17 * i for i in range(games)]
+    obs, masks, info = env.reset(seed=seeds)
+    rngs = [np.random.default_rng(s) for s in seeds]
+    slow = [GameState.new_game(rng, rules, n) for rng in rngs]
+    observer = Observer(n, env.rules)
+    pick_rng = np.random.default_rng(5)
+    done = Counter()
+    for step in range(steps):
+        for i, state in enumerate(slow):
+            assert info["current_player"][i] == state.current
+            assert np.array_equal(masks[i], state.legal_mask()), f"game {i} step {step}: masks differ"
+            assert np.array_equal(obs[i], observer.encode(state, state.current)), f"game {i} step {step}: obs differ"
+        actions = sample_legal_actions(masks, pick_rng)
+        obs, masks, rewards, terminated, truncated, info = env.step(actions)
+        for i, state in enumerate(slow):
+            state.apply(int(actions[i]))
+            if state.hand_over:
+                assert terminated[i] != truncated[i]
+                assert truncated[i] == (state.end_reason == "truncated")
+                assert info["end_reason"][i] == F.END_REASON_NAMES.index(state.end_reason)
+                if reward == "score":
+                    side = [r / 250.0 for r in state.side_rewards()]
+                else:
+                    totals = [s.total for s in state.hand_scores] if state.hand_scores else []
+                    best = max(totals) if totals else None
+                    winner = totals.index(best) if totals and totals.count(best) == 1 else -1
+                    k = state.num_sides
+                    side = [0.0] * k if winner < 0 else [1.0 if s == winner else -1.0 / (k - 1) for s in range(k)]
+                expected = np.array([side[state.side_of[p]] for p in range(n)], dtype=np.float32)
+                assert np.array_equal(rewards[i], expected), (rewards[i], expected)
+                done[state.end_reason] += 1
+                slow[i] = GameState.new_game(rngs[i], rules, n)  # the next hand, from the same generator
+            else:
+                assert not terminated[i] and not truncated[i] and not rewards[i].any()
+    return done
+
+
+@pytest.mark.parametrize(
+    ("rules", "num_players", "reward"),
+    [("burako", 2, "score"), ("burako", 4, "win"), ("burako_casual", 3, "score"), ("buraco_cards", 2, "win")],
+)
+def test_vector_env_matches_the_readable_engine_across_auto_resets(rules: str, num_players: int, reward: str) -> None:
+    """E5 rewards, per-game seeds and automatic reset: game i is the sequence
+    of hands GameState.new_game deals from default_rng(seeds[i])."""
+    done = _vector_vs_slow(rules, num_players, reward, games=6, steps=700)
+    assert sum(done.values()) >= 6  # every game went through at least one reset
+
+
+def test_vector_env_rejects_illegal_actions_and_moves_no_game() -> None:
+    env = BurakoVectorEnv(4, num_threads=1)
+    obs, masks, _ = env.reset(seed=3)
+    before = env._states.copy()
+    obs_before, masks_before = obs.copy(), masks.copy()
+    actions = np.array([np.flatnonzero(m)[0] for m in masks])
+    illegal = actions.copy()
+    illegal[2] = np.flatnonzero(masks[2] == 0)[0]
+    with pytest.raises(ValueError, match=r"illegal actions \(game 2: action"):
+        env.step(illegal)
+    out_of_range = actions.copy()
+    out_of_range[0] = A.NUM_ACTIONS
+    with pytest.raises(ValueError, match="game 0"):
+        env.step(out_of_range)
+    with pytest.raises(ValueError, match="shape"):
+        env.step(actions[:3])
+    with pytest.raises(ValueError, match="integer"):
+        env.step(actions.astype(np.float32))
+    assert np.array_equal(env._states, before)
+    assert np.array_equal(obs, obs_before) and np.array_equal(masks, masks_before)
+    env.step(actions)  # the legal batch still works
+    assert not np.array_equal(env._states, before)
+
+
+def test_vector_env_checks_its_arguments() -> None:
+    with pytest.raises(ValueError, match="num_envs"):
+        BurakoVectorEnv(0)
+    with pytest.raises(ValueError, match="reward"):
+        BurakoVectorEnv(2, reward="points")
+    env = BurakoVectorEnv(2)
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(np.zeros(2, dtype=np.int64))
+    with pytest.raises(ValueError, match="seeds"):
+        env.reset(seed=[1, 2, 3])
+
+
+def test_vector_env_game_state_and_seeds() -> None:
+    """Per-game seeds: a game's deal depends on its own seed only."""
+    a = BurakoVectorEnv(3, num_threads=1)
+    b = BurakoVectorEnv(2, num_threads=1)
+    a.reset(seed=[7, 8, 9])
+    b.reset(seed=[9, 7])
+    assert a.game_state(2).to_dict() == b.game_state(0).to_dict()
+    assert a.game_state(0).to_dict() == GameState.new_game(np.random.default_rng(7), "burako", 2).to_dict()
+    assert a.memory_bytes > a.obs.nbytes + a.masks.nbytes
+
+
+def test_fast_game_refuses_illegal_actions_and_clones_independently() -> None:
+    game = F.FastGame.new_game(np.random.default_rng(1), "burako", 2)
+    snapshot = game.st.copy()
+    with pytest.raises(IllegalActionError, match="not legal"):
+        game.apply(A.TAKE_PILE)
+    with pytest.raises(IllegalActionError, match="out of range"):
+        game.apply(-1)
+    with pytest.raises(IllegalActionError, match="integer"):
+        game.apply(True)
+    assert np.array_equal(game.st, snapshot)
+    copy = game.clone()
+    copy.apply(int(np.flatnonzero(copy.legal_mask())[0]))
+    assert np.array_equal(game.st, snapshot)
+    assert not np.array_equal(copy.st, snapshot)
+
+
+def test_state_layout_holds_every_table() -> None:
+    """The flat state's capacities cover every legal rules object (B1, B4)."""
+    assert F.MUERTO_CAP * 2 >= 106 - 2  # two muertos and at least a tile per hand
+    assert F.MAX_TILES >= 106 and F.SLOTS == A.MAX_MELD_SLOTS
+    universe, ids = F.meld_universe()
+    assert len(universe) == len(ids) == 15972
+    assert all(ids[m] == i for i, m in enumerate(universe[: len(F.PATTERNS)]))
