@@ -131,7 +131,7 @@ def play_aec(env, rng: random.Random, seed: int, stats: dict) -> None:
             action = int(legal[rng.randrange(n)])
             steps += 1
         env.step(action)
-    state = env.unwrapped.game
+    state = env.unwrapped.state_  # the engine's own state (turn, end_reason), not a readable snapshot
     stats["steps"] += steps
     stats["dead"] += dead
     stats["forced"] += forced

@@ -60,36 +60,61 @@ _HOT_ATTRIBUTES = (
 )
 
 
-def _forwarding_property(name: str, check_reset: bool) -> property:
+def _mirrored_attribute(name: str) -> property:
+    """A raw-env attribute whose every assignment is also written into the
+    instance dict of each wrapper around the env, so that reading it on a
+    wrapper is a plain attribute lookup instead of a chain of
+    ``BaseWrapper.__getattr__`` calls (a third of a step's time otherwise).
+    Dicts are shared, so in-place changes need no copy."""
+    key = "_mirror_" + name
+
     def getter(self: Any) -> Any:
-        if check_reset and not self._has_reset and name != "_cumulative_rewards":
-            raise AttributeError(f"{name} cannot be accessed before reset")
-        return getattr(self._raw_env, name)
+        try:
+            return self.__dict__[key]
+        except KeyError:
+            raise AttributeError(name) from None
 
     def setter(self: Any, value: Any) -> None:
-        setattr(self._raw_env, name, value)
+        self.__dict__[key] = value
+        for wrapper in self._mirrors:
+            wrapper.__dict__[name] = value
 
     return property(getter, setter)
 
 
-def _fast(wrapper_cls: type, check_reset: bool = False) -> type:
-    """PettingZoo's wrapper class, unchanged in behaviour, whose hot attributes
-    are read from the raw env in one hop instead of through the chain of
-    ``BaseWrapper.__getattr__`` calls (half of a step's time otherwise)."""
-    namespace: dict[str, Any] = {name: _forwarding_property(name, check_reset) for name in _HOT_ATTRIBUTES}
+def _fast(wrapper_cls: type) -> type:
+    """PettingZoo's wrapper class, unchanged in behaviour, that receives the raw
+    env's hot attributes as mirrors (``_mirrored_attribute``); before the first
+    reset they are absent, so OrderEnforcingWrapper still raises on access.
+    ``action_space`` / ``observation_space`` go straight to the raw env."""
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         wrapper_cls.__init__(self, *args, **kwargs)
-        self._raw_env = self.env.unwrapped
+        raw = self.env.unwrapped
+        self._raw_env = raw
+        raw._mirrors.append(self)
+        for name in _HOT_ATTRIBUTES:
+            if "_mirror_" + name in raw.__dict__:
+                self.__dict__[name] = raw.__dict__["_mirror_" + name]
 
-    namespace["__init__"] = __init__
-    namespace["__doc__"] = wrapper_cls.__doc__
+    def action_space(self: Any, agent: str) -> spaces.Space:
+        return self._raw_env.action_spaces[agent]
+
+    def observation_space(self: Any, agent: str) -> spaces.Space:
+        return self._raw_env.observation_spaces[agent]
+
+    namespace: dict[str, Any] = {
+        "__init__": __init__,
+        "__doc__": wrapper_cls.__doc__,
+        "action_space": action_space,
+        "observation_space": observation_space,
+    }
     return type(wrapper_cls.__name__, (wrapper_cls,), namespace)
 
 
 _TerminateIllegal = _fast(wrappers.TerminateIllegalWrapper)
 _AssertOutOfBounds = _fast(wrappers.AssertOutOfBoundsWrapper)
-_OrderEnforcing = _fast(wrappers.OrderEnforcingWrapper, check_reset=True)
+_OrderEnforcing = _fast(wrappers.OrderEnforcingWrapper)
 
 
 class ActionSpace(spaces.Discrete):
@@ -138,6 +163,7 @@ class raw_env(AECEnv):
         max_turns: int | None = None,
         engine: str = "fast",
     ) -> None:
+        self._mirrors: list[AECEnv] = []  # wrappers that receive the hot attributes (_mirrored_attribute)
         super().__init__()
         overrides = dict(rule_overrides or {})
         if max_turns is not None:
@@ -238,15 +264,22 @@ class raw_env(AECEnv):
         except IllegalActionError as exc:
             raise ValueError(f"{agent}: {exc}") from exc
         self._snapshot = None
+        rewards = self.rewards
         self._cumulative_rewards[agent] = 0.0
-        for a in self.agents:
-            self.rewards[a] = 0.0
+        for a in rewards:
+            rewards[a] = 0.0
         if state.hand_over:
             self._finish_hand(state)
         self.agent_selection = self.possible_agents[state.current]
         self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
+
+    def _accumulate_rewards(self) -> None:
+        """AECEnv._accumulate_rewards, reading each attribute once."""
+        cumulative = self._cumulative_rewards
+        for agent, reward in self.rewards.items():
+            cumulative[agent] += reward
 
     def _finish_hand(self, state: GameState | FastGame) -> None:
         breakdown = None if state.hand_scores is None else [s.to_dict() for s in state.hand_scores]
@@ -312,3 +345,7 @@ class raw_env(AECEnv):
     def describe_action(self, action: int) -> str:
         """Human-readable text of an action in the current state."""
         return self.game.describe(action)
+
+
+for _name in _HOT_ATTRIBUTES:
+    setattr(raw_env, _name, _mirrored_attribute(_name))

@@ -1117,6 +1117,12 @@ class FastGame:
         return self.mask
 
     def apply(self, action: int) -> None:
+        """Apply one action; an illegal or out-of-range one raises
+        IllegalActionError and changes nothing."""
+        if type(action) is int and 0 <= action < NUM_ACTIONS and self.legal_mask()[action]:
+            apply_unchecked(self.st, action, self.args)
+            self._mask_ok = False
+            return
         if not isinstance(action, (int, np.integer)) or isinstance(action, bool):
             raise IllegalActionError(f"action must be an integer, got {type(action).__name__} {action!r}")
         action = int(action)
@@ -1156,6 +1162,10 @@ class FastGame:
     @property
     def current(self) -> int:
         return int(self.st[CURRENT])
+
+    @property
+    def turn(self) -> int:
+        return int(self.st[TURN])
 
     @property
     def hand_over(self) -> bool:
