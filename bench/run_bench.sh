@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Burako beside the anchors, in the same run. Usage (from anywhere):
-#   bash bench/run_bench.sh [REPEATS]      (default 3 rounds, ~1.5 min a round on a 2-core machine)
+#   bash bench/run_bench.sh [REPEATS]      (default 3 rounds, ~2 min a round on a 2-core machine)
 #
 # - Our benchmarks run with the project venv (.venv, override with OURPY).
 # - The anchors (PettingZoo gin_rummy_v4, RLCard, OpenSpiel) run with their own
@@ -88,15 +88,21 @@ run() {  # run CMD...
 OURS="$ROOT/bench/bench_burako.py"
 for r in $(seq 1 "$REPEATS"); do
   log "== round $r/$REPEATS  ($(date -u +%T), load $(cut -d' ' -f1-3 /proc/loadavg))"
-  run "$OURPY" "$OURS" --mode aec --players 2 --games 400 --tag "run$r"
-  run "$BPY" "$ANCHORS/bench_pz_gin_rummy.py" --games 300 --seed-mode each --tag "run$r"
-  run "$OURPY" "$OURS" --mode aec --players 4 --games 500 --tag "run$r"
-  run "$BPY" "$ANCHORS/bench_rlcard_gin_rummy.py" --games 1000 --tag "run$r"
-  run "$OURPY" "$OURS" --mode raw_aec --players 2 --games 500 --tag "run$r"
-  run "$BPY" "$ANCHORS/bench_openspiel.py" --game gin_rummy --games 3000 --tag "run$r"
-  run "$OURPY" "$OURS" --mode engine --players 2 --games 800 --tag "run$r"
+  run "$OURPY" "$OURS" --mode aec --players 2 --games 600 --tag "run$r"
   run "$BPY" "$ANCHORS/bench_openspiel.py" --game gin_rummy --games 3000 --obs --tag "run$r"
-  run "$OURPY" "$OURS" --mode engine_obs --players 2 --games 600 --tag "run$r"
+  run "$OURPY" "$OURS" --mode vector --players 2 --games 6000 --tag "run$r"
+  run "$BPY" "$ANCHORS/bench_pz_gin_rummy.py" --games 300 --seed-mode each --tag "run$r"
+  run "$OURPY" "$OURS" --mode aec --players 4 --games 600 --tag "run$r"
+  run "$BPY" "$ANCHORS/bench_rlcard_gin_rummy.py" --games 1000 --tag "run$r"
+  run "$OURPY" "$OURS" --mode vector --players 4 --games 6000 --tag "run$r"
+  run "$BPY" "$ANCHORS/bench_openspiel.py" --game gin_rummy --games 3000 --tag "run$r"
+  run "$OURPY" "$OURS" --mode aec_python --players 2 --games 300 --tag "run$r"
+  run "$OURPY" "$OURS" --mode raw_aec --players 2 --games 600 --tag "run$r"
+  run "$OURPY" "$OURS" --mode fast_obs --players 2 --games 1000 --tag "run$r"
+  run "$OURPY" "$OURS" --mode engine_obs --players 2 --games 400 --tag "run$r"
+  run "$OURPY" "$OURS" --mode engine --players 2 --games 500 --tag "run$r"
+  run "$OURPY" "$OURS" --mode clone --players 2 --tag "run$r"
+  run "$OURPY" "$OURS" --mode clone --players 4 --tag "run$r"
 done
 {
   echo "date at end: $(date -u +%FT%TZ)"

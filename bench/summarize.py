@@ -21,9 +21,13 @@ REFERENCE = "burako_aec_2p"
 LABELS = {
     "burako_aec_2p": "Burako `burako_env.env()` AEC, 2p, `reset(seed=i)` each game",
     "burako_aec_4p": "Burako `burako_env.env()` AEC, 4p",
+    "burako_aec_python_2p": 'Burako `env(engine="python")` AEC (readable engine), 2p',
     "burako_raw_aec_2p": "Burako `raw_env` AEC (no wrappers), 2p",
     "burako_engine_2p": "Burako bare engine (`legal_mask` + `apply`), 2p",
     "burako_engine_obs_2p": "Burako bare engine + `Observer.encode`, 2p",
+    "burako_fast_obs_2p": "Burako compiled core (`FastGame`: mask + encode + apply), 2p",
+    "burako_vector_2p": "Burako batched API `BurakoVectorEnv`, 2p (obs + mask every step)",
+    "burako_vector_4p": "Burako batched API `BurakoVectorEnv`, 4p (obs + mask every step)",
     "pettingzoo_gin_rummy_v4_aec (seed each)": "(a) PettingZoo gin_rummy_v4 AEC, `reset(seed=i)` each game",
     "pettingzoo_gin_rummy_v4_aec (seed once)": "(a) PettingZoo gin_rummy_v4 AEC, seeded once",
     "rlcard_gin_rummy_direct": "(b) RLCard `gin-rummy` direct",
@@ -52,6 +56,8 @@ def obs_text(r: dict) -> str:
 def main(path: str) -> None:
     rows = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
     rows = [r for r in rows if not r["bench"].endswith("_conformance")]
+    micro = [r for r in rows if r.get("mode") == "clone"]
+    rows = [r for r in rows if r.get("mode") != "clone"]
     if not rows:
         print(f"no results in {path}")
         return
@@ -73,7 +79,7 @@ def main(path: str) -> None:
         rs = groups[key]
         sps = [r["steps_per_s"] for r in rs]
         gps = [r["games_per_s"] for r in rs]
-        csps = [r["cpu_steps_per_s"] for r in rs if r.get("cpu_steps_per_s")]
+        csps = [r["cpu_steps_per_s"] for r in rs if r.get("cpu_steps_per_s")] or [0.0]
         spg = statistics.median(r["steps_per_game"] for r in rs)
         ratio = per_round = "–"
         if ref_med is not None:
@@ -83,7 +89,7 @@ def main(path: str) -> None:
                 per_round = fmt_range(rr, 2)
         print(
             f"| {LABELS.get(key, key)} | {len(rs)} | {rs[0]['games']} | {fmt_range(sps)} | {fmt_range(gps, 1)} "
-            f"| {statistics.median(csps):,.0f} | {spg:,.1f} | {rs[0]['forced_frac']} "
+            f"| {statistics.median(csps):,.0f} | {spg:,.1f} | {rs[0].get('forced_frac') or '–'} "
             f"| {obs_text(rs[0])} | {rs[0]['action_space']} | {ratio} | {per_round} |"
         )
 
@@ -107,11 +113,53 @@ def main(path: str) -> None:
                 for k, v in r.get("end_reasons", {}).items():
                     ends[k] += v
             ends_text = ", ".join(f"{k} {v}" for k, v in sorted(ends.items()))
+            turns = [r["mean_turns_per_hand"] for r in rs if r.get("mean_turns_per_hand") is not None]
+            per_turn = [r["steps_per_turn"] for r in rs if r.get("steps_per_turn") is not None]
+            legal = [r["mean_legal_actions"] for r in rs if r.get("mean_legal_actions") is not None]
             print(
-                f"| {LABELS.get(key, key)} | {statistics.median(r['mean_turns_per_hand'] for r in rs):.1f} "
-                f"| {statistics.median(r['steps_per_turn'] for r in rs):.2f} "
-                f"| {statistics.median(r['mean_legal_actions'] for r in rs):.2f} | {ends_text} |"
+                f"| {LABELS.get(key, key)} | {_median_text(turns, 1)} | {_median_text(per_turn, 2)} "
+                f"| {_median_text(legal, 2)} | {ends_text} |"
             )
+
+    vector = [k for k in ordered if groups[k][0].get("mode") == "vector"]
+    if vector:
+        print()
+        print(
+            "| batched API | batch | threads | memory (all arrays) | memory per game | speed-up over OpenSpiel + obs |"
+        )
+        print("|---|---|---|---|---|---|")
+        spiel = groups.get("openspiel_gin_rummy_obs", [])
+        spiel_med = statistics.median(r["steps_per_s"] for r in spiel) if spiel else None
+        for key in vector:
+            r0 = groups[key][0]
+            med = statistics.median(r["steps_per_s"] for r in groups[key])
+            speedup = f"{med / spiel_med:.1f}×" if spiel_med else "–"
+            print(
+                f"| {LABELS.get(key, key)} | {r0['batch']} | {r0['threads']} | {r0['memory_bytes'] / 1e6:.1f} MB "
+                f"| {r0['memory_per_game_bytes'] / 1e3:.1f} kB | {speedup} |"
+            )
+    if micro:
+        print()
+        print(
+            "| per game state (mid-game, turn 40) | runs | `GameState.clone` µs | `GameState.determinize` µs "
+            "| `FastGame.clone` µs | readable state bytes | fast state bytes |"
+        )
+        print("|---|---|---|---|---|---|---|")
+        by_bench: dict[str, list[dict]] = defaultdict(list)
+        for r in micro:
+            by_bench[r["bench"]].append(r)
+        for _key, rs in sorted(by_bench.items()):
+            clone = fmt_range([r["clone_us"] for r in rs], 2)
+            fast_clone = fmt_range([r["fast_clone_us"] for r in rs], 2)
+            print(
+                f"| {rs[0]['players']} players | {len(rs)} | {clone} "
+                f"| {fmt_range([r['determinize_us'] for r in rs], 1)} | {fast_clone} "
+                f"| {fmt_range([r['state_bytes'] for r in rs])} | {rs[0]['fast_state_bytes']:,} |"
+            )
+
+
+def _median_text(vals: list[float], digits: int) -> str:
+    return f"{statistics.median(vals):.{digits}f}" if vals else "–"
 
 
 if __name__ == "__main__":

@@ -1084,7 +1084,7 @@ class FastGame:
         self.side_of = tuple(p % tables.num_sides for p in range(tables.num_players))
         self.args = tables.kernel_args
         self.st = np.zeros(STATE_SIZE, dtype=np.int32)
-        self.buf = np.zeros((SCRATCH_DEPTH, SCRATCH_WIDTH), dtype=np.int32)
+        self.buf: np.ndarray | None = None  # the look-ahead's scratch rows, made on first use
         self.mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
         self._mask_ok = False
 
@@ -1112,6 +1112,8 @@ class FastGame:
     def legal_mask(self) -> np.ndarray:
         """int8 mask over the action space, cached until the next action; read-only use."""
         if not self._mask_ok:
+            if self.buf is None:
+                self.buf = np.zeros((SCRATCH_DEPTH, SCRATCH_WIDTH), dtype=np.int32)
             legal_mask(self.st, self.args, self.buf, self.mask)
             self._mask_ok = True
         return self.mask
@@ -1149,7 +1151,7 @@ class FastGame:
         new.side_of = self.side_of
         new.args = self.args
         new.st = self.st.copy()
-        new.buf = np.zeros((SCRATCH_DEPTH, SCRATCH_WIDTH), dtype=np.int32)
+        new.buf = None
         new.mask = self.mask.copy()
         new._mask_ok = self._mask_ok
         return new
