@@ -1009,13 +1009,6 @@ def encode(st, player, T, out):
         out[o + i] = rules_values[i]
 
 
-@_jit
-def observe(st, player, T, buf, mask, out):
-    """The mask (for the player to act) and ``player``'s observation in one call."""
-    legal_mask(st, T, buf, mask)
-    encode(st, player, T, out)
-
-
 # ----------------------------------------------------------------------------- one game
 def _meld_data(meld_id: int) -> list[object]:
     m = meld_universe()[0][meld_id]

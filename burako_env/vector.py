@@ -37,6 +37,7 @@ players) and one mask (3.5 kB); see ``memory_bytes``.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -329,3 +330,22 @@ def sample_legal_actions(masks: np.ndarray, rng: np.random.Generator, out: np.nd
         out = np.zeros(masks.shape[0], dtype=np.int64)
     _pick_legal(masks, rng.random(masks.shape[0]), out)
     return out
+
+
+def compile_kernels() -> float:
+    """Compile every kernel of the compiled core and the batched API, or load
+    them from numba's disk cache; returns the seconds it took. The install
+    script calls it once so that later processes start at once."""
+    start = time.perf_counter()
+    game = F.FastGame.new_game(np.random.default_rng(0), "burako", 2)
+    game.encode(0)
+    game.apply(int(np.flatnonzero(game.legal_mask())[0]))
+    game.clone().to_game_state()
+    envs = BurakoVectorEnv(2, num_players=2)
+    _obs, masks, _info = envs.reset(seed=0)
+    envs.step(sample_legal_actions(masks, np.random.default_rng(0)))
+    return time.perf_counter() - start
+
+
+if __name__ == "__main__":
+    print(f"burako_env compiled core ready ({compile_kernels():.1f} s; numba caches it on disk)")

@@ -8,3 +8,5 @@ PYTHON=${PYTHON:-python3}
 # the CPU build of torch first: a bare "torch" requirement would pull a multi-GB CUDA build
 .venv/bin/python -m pip install -q "torch==2.13.0"
 .venv/bin/python -m pip install -q -e ".[dev]"
+# compile the numba core once (cached on disk), so tests and jobs start at once
+.venv/bin/python -m burako_env.vector
