@@ -38,7 +38,7 @@ for _ in range(K):
         acts,
         env.tables.kernel_args,
         env._bufs,
-        env.masks,
+        env._masks,
         env.obs,
         env.current_player,
         env.rewards,

@@ -16,8 +16,8 @@ Rewards (given when a hand ends, to every agent; zero-sum, E5):
 ``engine="fast"`` (default) plays on the compiled core (fast.py);
 ``engine="python"`` on the readable engine (engine.py). Both give identical
 observations, masks and rewards (tests/test_fast.py). ``env.game`` is always
-a readable :class:`GameState`; with the fast engine it is a snapshot made
-when asked for (changing it does not change the game).
+a readable :class:`GameState`; with the fast engine it is a fresh copy made
+at each access (changing it does not change the game).
 
 ``match=False`` (default): one hand per episode. ``match=True``: hands are
 dealt until a side reaches the target (B28); void hands are dealt again by
@@ -82,7 +82,7 @@ def _mirrored_attribute(name: str) -> property:
     return property(getter, setter)
 
 
-def _fast(wrapper_cls: type) -> type:
+def _fast(wrapper_cls: type, qualname: str) -> type:
     """PettingZoo's wrapper class, unchanged in behaviour, that receives the raw
     env's hot attributes as mirrors (``_mirrored_attribute``); before the first
     reset they are absent, so OrderEnforcingWrapper still raises on access.
@@ -103,8 +103,20 @@ def _fast(wrapper_cls: type) -> type:
     def observation_space(self: Any, agent: str) -> spaces.Space:
         return self._raw_env.observation_spaces[agent]
 
+    def __setstate__(self: Any, state: dict[str, Any]) -> None:
+        """copy, deepcopy and pickle: a copied wrapper receives the mirrors too."""
+        self.__dict__.update(state)
+        raw = self.__dict__.get("_raw_env")
+        if raw is not None and not any(w is self for w in raw._mirrors):
+            raw._mirrors.append(self)
+            for name in _HOT_ATTRIBUTES:
+                if "_mirror_" + name in raw.__dict__:
+                    self.__dict__[name] = raw.__dict__["_mirror_" + name]
+
     namespace: dict[str, Any] = {
         "__init__": __init__,
+        "__setstate__": __setstate__,
+        "__qualname__": qualname,
         "__doc__": wrapper_cls.__doc__,
         "action_space": action_space,
         "observation_space": observation_space,
@@ -112,9 +124,9 @@ def _fast(wrapper_cls: type) -> type:
     return type(wrapper_cls.__name__, (wrapper_cls,), namespace)
 
 
-_TerminateIllegal = _fast(wrappers.TerminateIllegalWrapper)
-_AssertOutOfBounds = _fast(wrappers.AssertOutOfBoundsWrapper)
-_OrderEnforcing = _fast(wrappers.OrderEnforcingWrapper)
+_TerminateIllegal = _fast(wrappers.TerminateIllegalWrapper, "_TerminateIllegal")
+_AssertOutOfBounds = _fast(wrappers.AssertOutOfBoundsWrapper, "_AssertOutOfBounds")
+_OrderEnforcing = _fast(wrappers.OrderEnforcingWrapper, "_OrderEnforcing")
 
 
 class ActionSpace(spaces.Discrete):
@@ -200,7 +212,6 @@ class raw_env(AECEnv):
         self.observation_spaces = dict.fromkeys(self.possible_agents, obs_space)
         self.action_spaces = dict.fromkeys(self.possible_agents, act_space)
         self.state_: GameState | FastGame | None = None
-        self._snapshot: GameState | None = None
         self.np_random, _ = seeding.np_random(None)
 
     # ------------------------------------------------------------------ spaces
@@ -216,7 +227,6 @@ class raw_env(AECEnv):
             self.np_random, _ = seeding.np_random(seed)
         game_class = FastGame if self.engine == "fast" else GameState
         self.state_ = game_class.new_game(self.np_random, self.rules, self.num_players)
-        self._snapshot = None
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
@@ -228,14 +238,12 @@ class raw_env(AECEnv):
     @property
     def game(self) -> GameState:
         """The readable engine state (call ``reset`` first); with the fast
-        engine, a snapshot of the current state."""
+        engine, a fresh copy of the current state at each access."""
         state = self.state_
         if state is None:
             raise RuntimeError("call reset() before using the environment")
         if isinstance(state, FastGame):
-            if self._snapshot is None:
-                self._snapshot = state.to_game_state()
-            return self._snapshot
+            return state.to_game_state()
         return state
 
     def _playing(self) -> GameState | FastGame:
@@ -263,7 +271,6 @@ class raw_env(AECEnv):
             state.apply(action)
         except IllegalActionError as exc:
             raise ValueError(f"{agent}: {exc}") from exc
-        self._snapshot = None
         rewards = self.rewards
         self._cumulative_rewards[agent] = 0.0
         for a in rewards:

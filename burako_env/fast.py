@@ -329,6 +329,28 @@ def _outcome_table(num_jokers: int, set_colours_distinct: bool) -> tuple[np.ndar
     return outc, n_outc
 
 
+#: the largest hand score (either sign) the int32 state accepts; match totals
+#: then stay in range for over 2,000 hands of that size
+MAX_HAND_SCORE = 1_000_000
+
+
+def _check_int32_scores(rules: Rules) -> None:
+    """The flat state keeps scores in int32: refuse rules whose hand scores
+    could leave it, naming the fields (the readable engine has no limit)."""
+    most = (
+        int(rules.full_counts().sum()) * max(abs(v) for v in rules.tile_values.values())
+        + SLOTS * max(abs(v) for v in rules.canasta_bonus.values())
+        + abs(rules.closing_bonus)
+        + abs(rules.muerto_penalty)
+    )
+    if most > MAX_HAND_SCORE or abs(rules.target) > 1000 * MAX_HAND_SCORE:
+        raise ValueError(
+            f"tile_values, canasta_bonus, closing_bonus, muerto_penalty or target are too large for the fast "
+            f"core's int32 scores (a hand could reach {most:,}; the limit is {MAX_HAND_SCORE:,}); "
+            'use engine="python"'
+        )
+
+
 def _csr(columns: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
     start = np.zeros(len(columns) + 1, dtype=np.int64)
     for k, col in enumerate(columns):
@@ -356,6 +378,7 @@ def fast_tables(rules: Rules, num_players: int) -> FastTables:
     rules.check_players(num_players)
     if rules.muerto_size > MUERTO_CAP:
         raise ValueError(f"muerto_size {rules.muerto_size} exceeds the fast core's capacity {MUERTO_CAP}")
+    _check_int32_scores(rules)
     universe, _ = meld_universe()
     enc, kind_counts = _meld_facts()
     outc, n_outc = _outcome_table(rules.num_jokers, rules.set_colours_distinct)
@@ -564,11 +587,11 @@ def _end_hand(st, reason, closer, T):
         st[HAS_SCORES] = 0
         return
     _score_sides(st, T)
-    best = -(1 << 30)
     for s in range(sides):
         st[MATCH_SCORES + s] += side_total(st, s)
-        if st[MATCH_SCORES + s] > best:
-            best = st[MATCH_SCORES + s]
+    best = st[MATCH_SCORES]
+    for s in range(1, sides):
+        best = max(best, st[MATCH_SCORES + s])
     if best < rv[RV_TARGET]:
         return
     leaders = 0
@@ -1103,7 +1126,8 @@ class FastGame:
 
     # ------------------------------------------------------------------ play
     def legal_mask(self) -> np.ndarray:
-        """int8 mask over the action space, cached until the next action; read-only use."""
+        """int8 mask over the action space, cached until the next action
+        (which leaves this array as it is); treat it as read-only."""
         if not self._mask_ok:
             if self.buf is None:
                 self.buf = np.zeros((SCRATCH_DEPTH, SCRATCH_WIDTH), dtype=np.int32)
@@ -1117,6 +1141,7 @@ class FastGame:
         if type(action) is int and 0 <= action < NUM_ACTIONS and self.legal_mask()[action]:
             apply_unchecked(self.st, action, self.args)
             self._mask_ok = False
+            self.mask = np.empty(NUM_ACTIONS, dtype=np.int8)  # a mask handed out stays that state's
             return
         if not isinstance(action, (int, np.integer)) or isinstance(action, bool):
             raise IllegalActionError(f"action must be an integer, got {type(action).__name__} {action!r}")
@@ -1130,6 +1155,7 @@ class FastGame:
             )
         apply_unchecked(self.st, action, self.args)
         self._mask_ok = False
+        self.mask = np.empty(NUM_ACTIONS, dtype=np.int8)
 
     def encode(self, player: int, out: np.ndarray | None = None) -> np.ndarray:
         """``player``'s observation (observation.Observer.encode)."""
@@ -1145,7 +1171,7 @@ class FastGame:
         new.args = self.args
         new.st = self.st.copy()
         new.buf = None
-        new.mask = self.mask.copy()
+        new.mask = self.mask.copy()  # its own array: the original's may be handed out
         new._mask_ok = self._mask_ok
         return new
 
@@ -1164,11 +1190,11 @@ class FastGame:
 
     @property
     def hand_over(self) -> bool:
-        return self.st[PHASE] == P_HAND_OVER
+        return bool(self.st[PHASE] == P_HAND_OVER)
 
     @property
     def match_over(self) -> bool:
-        return self.st[MATCH_WINNER] >= 0
+        return bool(self.st[MATCH_WINNER] >= 0)
 
     @property
     def match_winner(self) -> int:

@@ -27,7 +27,8 @@ of the player to act in each game:
   ``GameState.new_game(default_rng(seeds[i]), rules, P)``'s and its next hands
   those of further ``new_game`` calls on that generator.
 - The returned arrays are buffers owned by the env and overwritten by the
-  next ``step``: copy what you keep.
+  next ``step``: copy what you keep. ``masks`` is read-only (the env checks the
+  next actions against it).
 - An illegal or out-of-range action raises ValueError naming the games, and
   no game moves.
 
@@ -77,12 +78,13 @@ def _finish_hand(st, i, T, win, scale, rewards, terminated, truncated, ends, tot
     side_reward = np.zeros(F.MAX_SIDES, dtype=np.float64)
     if st[F.HAS_SCORES]:
         total = 0
-        best = -(1 << 30)
         for s in range(sides):
             v = F.side_total(st, s)
             totals[i, s] = v
             total += v
-            best = max(best, v)
+        best = totals[i, 0]
+        for s in range(1, sides):
+            best = max(best, totals[i, s])
         if win:
             leaders = 0
             winner = -1
@@ -183,7 +185,11 @@ class BurakoVectorEnv:
         self._states = np.zeros((n, F.STATE_SIZE), dtype=np.int32)
         self._bufs = np.zeros((chunks, F.SCRATCH_DEPTH, F.SCRATCH_WIDTH), dtype=np.int32)
         self.obs = np.zeros((n, d), dtype=np.float32)
-        self.masks = np.zeros((n, NUM_ACTIONS), dtype=np.int8)
+        self._masks = np.zeros((n, NUM_ACTIONS), dtype=np.int8)
+        #: what the caller gets: a read-only view, so the masks that step() checks
+        #: actions against cannot be edited from outside
+        self.masks = self._masks.view()
+        self.masks.flags.writeable = False
         self.rewards = np.zeros((n, self.num_players), dtype=np.float32)
         self.terminated = np.zeros(n, dtype=np.bool_)
         self.truncated = np.zeros(n, dtype=np.bool_)
@@ -209,7 +215,7 @@ class BurakoVectorEnv:
             self._states,
             self._bufs,
             self.obs,
-            self.masks,
+            self._masks,
             self.rewards,
             self.terminated,
             self.truncated,
@@ -240,7 +246,7 @@ class BurakoVectorEnv:
             manos[i] = draw_first_mano(rng, self.num_players)
             tiles[i] = shuffle_tiles(rng, self.tables.full_tiles)
         _reset_all(
-            self._states, tiles, manos, self.tables.kernel_args, self._bufs, self.masks, self.obs, self.current_player
+            self._states, tiles, manos, self.tables.kernel_args, self._bufs, self._masks, self.obs, self.current_player
         )
         self._refill[:] = 1
         self._deal_ahead()
@@ -264,7 +270,7 @@ class BurakoVectorEnv:
         acts = acts.astype(np.int64, copy=False)
         in_range = (acts >= 0) & (acts < NUM_ACTIONS)
         legal = in_range.copy()
-        legal[in_range] = self.masks[self._rows[in_range], acts[in_range]] != 0
+        legal[in_range] = self._masks[self._rows[in_range], acts[in_range]] != 0
         if not legal.all():
             bad = np.flatnonzero(~legal)
             listed = ", ".join(f"game {i}: action {acts[i]}" for i in bad[:5])
@@ -275,7 +281,7 @@ class BurakoVectorEnv:
             acts,
             self.tables.kernel_args,
             self._bufs,
-            self.masks,
+            self._masks,
             self.obs,
             self.current_player,
             self.rewards,

@@ -79,6 +79,32 @@ def test_fast_and_python_engines_play_identical_episodes(rules: str, num_players
         assert envs[0].unwrapped.game.to_dict() == envs[1].unwrapped.game.to_dict()
 
 
+def test_wrapped_env_pickles_copies_and_infos_are_plain_data() -> None:
+    """A pickled or copied env plays on from the same state (the wrappers'
+    mirrored attributes follow), and infos are JSON data with either engine."""
+    import copy
+    import json
+    import pickle
+
+    env = burako_env.env(num_players=2)
+    env.reset(seed=3)
+    for clone in (pickle.loads(pickle.dumps(env)), copy.deepcopy(env)):
+        rng = np.random.default_rng(0)
+        for _ in range(30):
+            obs = clone.last()[0]
+            clone.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+            assert clone.agent_selection == clone.unwrapped.agent_selection
+    shallow = copy.copy(env)
+    rng = np.random.default_rng(1)
+    for _ in range(10):
+        env.step(int(rng.choice(np.flatnonzero(env.last()[0]["action_mask"]))))
+        assert shallow.agent_selection == env.unwrapped.agent_selection
+    for engine in ("fast", "python"):
+        e = burako_env.env(num_players=2, engine=engine)
+        infos, _ = play_random(e, 5, np.random.default_rng(5))
+        json.dumps(infos)
+
+
 @pytest.mark.parametrize("num_players", [2, 4])
 def test_render_test(num_players: int) -> None:
     render_test(lambda render_mode=None: burako_env.env(num_players=num_players, render_mode=render_mode))

@@ -206,3 +206,31 @@ def test_state_layout_holds_every_table() -> None:
     universe, ids = F.meld_universe()
     assert len(universe) == len(ids) == 15972
     assert all(ids[m] == i for i, m in enumerate(universe[: len(F.PATTERNS)]))
+
+
+def test_vector_env_masks_are_read_only() -> None:
+    """The masks step() checks actions against cannot be edited from outside,
+    so an illegal action can never slip through them."""
+    env = BurakoVectorEnv(2, num_threads=1)
+    _obs, masks, _info = env.reset(seed=0)
+    with pytest.raises(ValueError, match="read-only"):
+        masks[0, A.DISCARD_BASE] = 1
+
+
+def test_fast_game_keeps_a_handed_out_mask_and_answers_plain_bools() -> None:
+    game = F.FastGame.new_game(np.random.default_rng(2), "burako", 2)
+    kept = game.legal_mask()
+    before = kept.copy()
+    game.apply(int(np.flatnonzero(kept)[0]))
+    game.legal_mask()
+    assert np.array_equal(kept, before)
+    assert type(game.hand_over) is bool and type(game.match_over) is bool
+
+
+def test_fast_core_refuses_scores_beyond_int32() -> None:
+    """Scores live in int32: rules that could overflow them are refused with
+    the fields named; the readable engine plays them."""
+    rules = load_rules("burako", {"closing_bonus": 3_000_000_000})
+    with pytest.raises(ValueError, match=r"closing_bonus.*engine=\"python\""):
+        F.fast_tables(rules, 2)
+    GameState.new_game(np.random.default_rng(0), rules, 2)
