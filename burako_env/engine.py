@@ -148,6 +148,16 @@ class SideScore:
         }
 
 
+def zero_sum_rewards(scores: list[SideScore] | None, num_sides: int) -> list[float]:
+    """E5: a side's hand score minus the mean of the other sides' scores (for 2
+    sides: the difference); zeros for a hand without score (void, truncated)."""
+    if scores is None:
+        return [0.0] * num_sides
+    totals = [s.total for s in scores]
+    total = sum(totals)
+    return [float(v - (total - v) / (num_sides - 1)) for v in totals]
+
+
 class GameState:
     """A Burako match in progress: the current hand plus match scores (B28)."""
 
@@ -622,14 +632,8 @@ class GameState:
             self.match_winner = leaders[0]
 
     def side_rewards(self) -> list[float]:
-        """Zero-sum hand result per side (E5): a side's score minus the mean
-        of the other sides' scores (for 2 sides: the difference)."""
-        if self.hand_scores is None:
-            return [0.0] * self.num_sides
-        totals = [s.total for s in self.hand_scores]
-        total = sum(totals)
-        k = self.num_sides
-        return [float(v - (total - v) / (k - 1)) for v in totals]
+        """Zero-sum hand result per side (E5): :func:`zero_sum_rewards`."""
+        return zero_sum_rewards(self.hand_scores, self.num_sides)
 
     # ----------------------------------------------------------------- copies
     def clone(self) -> GameState:

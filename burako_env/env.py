@@ -82,6 +82,16 @@ def _mirrored_attribute(name: str) -> property:
     return property(getter, setter)
 
 
+def _receive_mirrors(wrapper: Any) -> None:
+    """Register a wrapper with its raw env and copy the current mirrored values."""
+    raw = wrapper._raw_env
+    if not any(w is wrapper for w in raw._mirrors):
+        raw._mirrors.append(wrapper)
+    for name in _HOT_ATTRIBUTES:
+        if "_mirror_" + name in raw.__dict__:
+            wrapper.__dict__[name] = raw.__dict__["_mirror_" + name]
+
+
 def _fast(wrapper_cls: type, qualname: str) -> type:
     """PettingZoo's wrapper class, unchanged in behaviour, that receives the raw
     env's hot attributes as mirrors (``_mirrored_attribute``); before the first
@@ -90,12 +100,8 @@ def _fast(wrapper_cls: type, qualname: str) -> type:
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         wrapper_cls.__init__(self, *args, **kwargs)
-        raw = self.env.unwrapped
-        self._raw_env = raw
-        raw._mirrors.append(self)
-        for name in _HOT_ATTRIBUTES:
-            if "_mirror_" + name in raw.__dict__:
-                self.__dict__[name] = raw.__dict__["_mirror_" + name]
+        self._raw_env = self.env.unwrapped
+        _receive_mirrors(self)
 
     def action_space(self: Any, agent: str) -> spaces.Space:
         return self._raw_env.action_spaces[agent]
@@ -106,12 +112,8 @@ def _fast(wrapper_cls: type, qualname: str) -> type:
     def __setstate__(self: Any, state: dict[str, Any]) -> None:
         """copy, deepcopy and pickle: a copied wrapper receives the mirrors too."""
         self.__dict__.update(state)
-        raw = self.__dict__.get("_raw_env")
-        if raw is not None and not any(w is self for w in raw._mirrors):
-            raw._mirrors.append(self)
-            for name in _HOT_ATTRIBUTES:
-                if "_mirror_" + name in raw.__dict__:
-                    self.__dict__[name] = raw.__dict__["_mirror_" + name]
+        if "_raw_env" in self.__dict__:
+            _receive_mirrors(self)
 
     namespace: dict[str, Any] = {
         "__init__": __init__,

@@ -62,6 +62,7 @@ from burako_env.engine import (
     draw_first_mano,
     shuffle_tiles,
     tables_for,
+    zero_sum_rewards,
 )
 from burako_env.melds import (
     MELD_FEATURE_SIZE,
@@ -1222,13 +1223,7 @@ class FastGame:
 
     def side_rewards(self) -> list[float]:
         """engine.GameState.side_rewards."""
-        scores = self.hand_scores
-        if scores is None:
-            return [0.0] * self.num_sides
-        totals = [s.total for s in scores]
-        total = sum(totals)
-        k = self.num_sides
-        return [float(v - (total - v) / (k - 1)) for v in totals]
+        return zero_sum_rewards(self.hand_scores, self.num_sides)
 
     def to_dict(self) -> dict[str, object]:
         """The readable engine's ``GameState.to_dict`` of this state."""
