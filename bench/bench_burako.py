@@ -153,14 +153,13 @@ def play_aec(env, rng: random.Random, seed: int, stats: dict) -> None:
     stats["ends"][state.end_reason] += 1
 
 
-def play_fast(rules, num_players: int, rng: random.Random, seed: int, stats: dict) -> None:
-    """One hand on the compiled core: mask, observation of the player to act, apply."""
-    from burako_env.fast import FastGame
-
-    game = FastGame.new_game(np.random.default_rng(seed), rules, num_players)
+def play_hand(game, encode, rng: random.Random, stats: dict) -> None:
+    """One hand on an engine object (GameState or FastGame): the mask every
+    step, ``encode(game)`` too if given, then a random legal action."""
     steps = forced = legal_sum = 0
     while not game.hand_over:
-        game.encode(game.current)
+        if encode is not None:
+            encode(game)
         legal = np.flatnonzero(game.legal_mask())
         n = len(legal)
         legal_sum += n
@@ -173,6 +172,14 @@ def play_fast(rules, num_players: int, rng: random.Random, seed: int, stats: dic
     stats["legal_sum"] += legal_sum
     stats["turns"] += game.turn
     stats["ends"][game.end_reason] += 1
+
+
+def play_fast(rules, num_players: int, rng: random.Random, seed: int, stats: dict) -> None:
+    """One hand on the compiled core: mask, observation of the player to act, apply."""
+    from burako_env.fast import FastGame
+
+    game = FastGame.new_game(np.random.default_rng(seed), rules, num_players)
+    play_hand(game, lambda g: g.encode(g.current), rng, stats)
 
 
 def run_vector(args: argparse.Namespace, rules) -> None:
@@ -280,26 +287,11 @@ def run_clone(args: argparse.Namespace, rules) -> None:
 
 def play_engine(rules, num_players: int, observer, rng: random.Random, seed: int, stats: dict) -> None:
     """One hand on the bare engine: mask every step, observation if ``observer``."""
-    from burako_env.engine import GameState, Phase
+    from burako_env.engine import GameState
 
     state = GameState.new_game(np.random.default_rng(seed), rules, num_players)
-    steps = forced = legal_sum = 0
-    hand_over = Phase.HAND_OVER
-    while state.phase != hand_over:
-        if observer is not None:
-            observer.encode(state, state.current)
-        legal = np.flatnonzero(state.legal_mask())
-        n = len(legal)
-        legal_sum += n
-        if n == 1:
-            forced += 1
-        state.apply(int(legal[rng.randrange(n)]))
-        steps += 1
-    stats["steps"] += steps
-    stats["forced"] += forced
-    stats["legal_sum"] += legal_sum
-    stats["turns"] += state.turn
-    stats["ends"][state.end_reason] += 1
+    encode = None if observer is None else (lambda s: observer.encode(s, s.current))
+    play_hand(state, encode, rng, stats)
 
 
 def main() -> None:

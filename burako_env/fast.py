@@ -453,6 +453,16 @@ def _draw_into(st, p):
 
 
 @_jit
+def _clear_pending(st):
+    """No CHOOSE_END addition pending (engine: ``pending = None``)."""
+    st[PEND_N] = 0
+    st[PEND_SLOT] = -1
+    st[PEND_KIND] = -1
+    st[PEND_OUT0] = -1
+    st[PEND_OUT1] = -1
+
+
+@_jit
 def _remove(st, p, kind):
     st[HANDS + p * NK + kind] -= 1
     st[HAND_SIZE + p] -= 1
@@ -500,11 +510,7 @@ def deal(st, tiles, mano, T):
     st[MANO] = mano
     st[CURRENT] = mano
     st[TURN] = 0
-    st[PEND_N] = 0
-    st[PEND_SLOT] = -1
-    st[PEND_KIND] = -1
-    st[PEND_OUT0] = -1
-    st[PEND_OUT1] = -1
+    _clear_pending(st)
     st[REQUIRED] = -1
     st[END_REASON] = END_NONE
     st[CLOSER] = -1
@@ -569,11 +575,7 @@ def _end_hand(st, reason, closer, T):
     rv, is_canasta = T[0], T[8]
     sides = rv[RV_SIDES]
     st[PHASE] = P_HAND_OVER
-    st[PEND_N] = 0
-    st[PEND_SLOT] = -1
-    st[PEND_KIND] = -1
-    st[PEND_OUT0] = -1
-    st[PEND_OUT1] = -1
+    _clear_pending(st)
     st[CLOSER] = closer
     if reason == END_STOCK_EXHAUSTED:
         any_canasta = False
@@ -700,11 +702,7 @@ def apply_unchecked(st, action, T):
         slot = st[PEND_SLOT]
         kind = st[PEND_KIND]
         meld = st[PEND_OUT0] if action == CHOOSE_BASE else st[PEND_OUT1]
-        st[PEND_N] = 0
-        st[PEND_SLOT] = -1
-        st[PEND_KIND] = -1
-        st[PEND_OUT0] = -1
-        st[PEND_OUT1] = -1
+        _clear_pending(st)
         st[PHASE] = P_PLAY
         _place(st, p, slot, kind, meld, T)
     elif action < MELD_BASE:  # discard

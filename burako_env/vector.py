@@ -52,14 +52,20 @@ from burako_env.env import REWARD_MODES
 from burako_env.rules import Rules, load_rules
 
 
+@numba.njit(cache=True, nogil=True)
+def _chunk(n, chunks, c):
+    """Games ``[start, stop)`` of chunk c: each chunk has its own scratch rows,
+    so the threads running chunks never share one."""
+    per = (n + chunks - 1) // chunks
+    return c * per, min(n, (c + 1) * per)
+
+
 @numba.njit(cache=True, parallel=True, nogil=True)
 def _reset_all(states, tiles, manos, T, bufs, masks, obs, current):
-    n = states.shape[0]
     chunks = bufs.shape[0]
-    per = (n + chunks - 1) // chunks
     for c in numba.prange(chunks):
         buf = bufs[c]
-        for i in range(c * per, min(n, (c + 1) * per)):
+        for i in range(*_chunk(states.shape[0], chunks, c)):
             st = states[i]
             F.new_match(st, tiles[i], manos[i], T)
             F.legal_mask(st, T, buf, masks[i])
@@ -123,12 +129,10 @@ def _step_all(
     win,
     scale,
 ):
-    n = states.shape[0]
     chunks = bufs.shape[0]
-    per = (n + chunks - 1) // chunks
     for c in numba.prange(chunks):
         buf = bufs[c]
-        for i in range(c * per, min(n, (c + 1) * per)):
+        for i in range(*_chunk(states.shape[0], chunks, c)):
             st = states[i]
             F.apply_unchecked(st, actions[i], T)
             rewards[i, :] = 0.0
