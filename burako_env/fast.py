@@ -81,7 +81,7 @@ from burako_env.melds import (
 )
 from burako_env.observation import RULE_FEATURES, observation_layout, observation_size, rule_features
 from burako_env.rules import Rules, load_rules
-from burako_env.tiles import NUM_KINDS
+from burako_env.tiles import IS_WILD, KIND_COLOUR, NUM_KINDS
 
 # ----------------------------------------------------------------------------- layout
 MAX_PLAYERS = 4
@@ -254,8 +254,6 @@ OBS_SEGMENTS = (
     O_RULES,
 ) = range(len(OBS_SEGMENTS))
 
-#: scratch states for the exact look-ahead (its depth is at most 5)
-SCRATCH_DEPTH = 12
 
 DRAW_STOCK, TAKE_PILE, KEEP, REJECT = A.DRAW_STOCK, A.TAKE_PILE, A.KEEP, A.REJECT
 CHOOSE_BASE, DISCARD_BASE, MELD_BASE, ADD_BASE, NUM_ACTIONS = (
@@ -388,6 +386,7 @@ def fast_tables(rules: Rules, num_players: int) -> FastTables:
     bonus = np.array([canasta_bonus(m, rules) for m in universe], dtype=np.int64)
     qualifies = np.array([qualifies_to_close(m, rules) for m in universe], dtype=np.uint8)
     is_canasta = np.array([m.is_canasta for m in universe], dtype=np.uint8)
+    run_colour = np.array([m.colour if m.is_run else -1 for m in universe], dtype=np.int64)
     allowed = allowed_patterns(rules).astype(np.uint8)
     pattern_kinds = np.ascontiguousarray(PATTERN_KINDS, dtype=np.int64)
     pattern_needs = np.ascontiguousarray(PATTERN_NEEDS, dtype=np.int64)
@@ -431,6 +430,9 @@ def fast_tables(rules: Rules, num_players: int) -> FastTables:
         pattern_has,
         obs_off,
         rule_features(rules, num_players).astype(np.float32),
+        np.asarray(KIND_COLOUR, dtype=np.int64),
+        np.array(IS_WILD, dtype=np.uint8),
+        run_colour,
     )
     for arr in args:
         arr.flags.writeable = False
@@ -812,16 +814,29 @@ def _constrained(st, T):
     rv = T[0]
     p = st[CURRENT]
     side = p % rv[RV_SIDES]
-    if not st[MUERTO_TAKEN + side] or st[HAND_SIZE + p] > 4:
+    if not st[MUERTO_TAKEN + side]:
+        return rv[RV_MUERTO_SIZE] < 2 and st[HAND_SIZE + p] <= 3
+    if st[HAND_SIZE + p] > 4:
         return False
     return (not st[CLOSE_READY + side]) or rv[RV_CLEAN_TO_CLOSE] != 0
 
 
-#: candidate actions of one look-ahead level: the patterns holding a kind, the
-#: additions to 36 slots, or the 2 choices of CHOOSE_END
-CAND_MAX = int((PATTERN_COUNTS > 0).sum(axis=0).max()) + SLOTS + 2
-_CAND = STATE_SIZE  # in a scratch row: the state, then the candidate count, next index, candidates
-SCRATCH_WIDTH = STATE_SIZE + 2 + CAND_MAX
+#: candidate actions of one look-ahead level: the patterns holding a kind,
+#: additions of any of a run's 17 candidate kinds to each of 36 slots, or the 2
+#: choices of CHOOSE_END
+RUN_CANDIDATE_KINDS = 17
+CAND_MAX = int((PATTERN_COUNTS > 0).sum(axis=0).max()) + SLOTS * RUN_CANDIDATE_KINDS + 2
+#: a scratch row: the state, then the candidate count, next index, V3 focus slot, candidates
+_CAND = STATE_SIZE
+_FOCUS = STATE_SIZE + 2
+_CAND_LIST = STATE_SIZE + 3
+SCRATCH_WIDTH = _CAND_LIST + CAND_MAX
+#: look-ahead levels: a V3 chain adds at most 11 tiles to a run, each maybe
+#: with a CHOOSE_END level, after two levels above it; the last row is the memo
+SCRATCH_DEPTH = 2 * 14 + 6
+MEMO_ROW = SCRATCH_DEPTH - 1
+#: memo key of (slot, meld id): slot * MEMO_SLOT_STRIDE + meld id
+MEMO_SLOT_STRIDE = 1 << 14
 
 
 @_jit
@@ -851,33 +866,85 @@ def _alive_direct(s, T):
 
 
 @_jit
-def _fill_candidates(row, T):
+def _chain_slot(row, slot, required, T):
+    """Whether additions other than the required tile can prepare meld
+    ``slot`` for it (engine._chain_open): a run of its colour, any run for a
+    wild; never a set."""
+    rv, colour_of, is_wild, run_colours = T[0], T[17], T[18], T[19]
+    side = row[CURRENT] % rv[RV_SIDES]
+    run_colour = run_colours[row[MELDS + side * SLOTS + slot]]
+    return run_colour >= 0 and (is_wild[required] != 0 or colour_of[required] == run_colour)
+
+
+@_jit
+def _add_candidates(row, slot, required, prepare, count, T):
+    """Additions to ``slot`` into the row's candidates: the required tile
+    first, then (``prepare``) every other kind of the hand that fits."""
+    rv, n_outc = T[0], T[4]
+    p = row[CURRENT]
+    side = p % rv[RV_SIDES]
+    m = row[MELDS + side * SLOTS + slot]
+    hb = HANDS + p * NK
+    if row[hb + required] > 0 and n_outc[m, required] > 0:
+        row[_CAND_LIST + count] = ADD_BASE + slot * NK + required
+        count += 1
+    if prepare:
+        for k in range(NK):
+            if k != required and row[hb + k] > 0 and n_outc[m, k] > 0:
+                row[_CAND_LIST + count] = ADD_BASE + slot * NK + k
+                count += 1
+    return count
+
+
+@_jit
+def _fill_candidates(row, buf, T):
     """The actions engine._alive tries (base-legal ones only) into the row's
-    candidate list."""
-    rv, n_outc, allowed, pwk_start, pwk_list = T[0], T[4], T[9], T[12], T[13]
+    candidate list; a V3 search from a new root (focus -1) clears the memo."""
+    rv, allowed, pwk_start, pwk_list = T[0], T[9], T[12], T[13]
     count = 0
-    base = _CAND + 2
     if row[PHASE] == P_CHOOSE_END:
         for i in range(row[PEND_N]):
-            row[base + count] = CHOOSE_BASE + i
+            row[_CAND_LIST + count] = CHOOSE_BASE + i
             count += 1
     else:
-        # V3: some action that melds the required tile directly must be legal.
+        # V3 (engine._v3_open): the patterns holding the required tile, then
+        # additions to one meld at a time (the focus slot once chosen)
         p = row[CURRENT]
         side = p % rv[RV_SIDES]
         required = row[REQUIRED]
-        for i in range(pwk_start[required], pwk_start[required + 1]):
-            pattern = pwk_list[i]
-            if allowed[pattern] and _pattern_available(row, p, pattern, T):
-                row[base + count] = MELD_BASE + pattern
-                count += 1
-        if row[HANDS + p * NK + required] > 0:
-            for j in range(row[N_MELDS + side]):
-                if n_outc[row[MELDS + side * SLOTS + j], required] > 0:
-                    row[base + count] = ADD_BASE + j * NK + required
+        focus = row[_FOCUS]
+        if focus < 0:
+            buf[MEMO_ROW, 0] = 0
+            for i in range(pwk_start[required], pwk_start[required + 1]):
+                pattern = pwk_list[i]
+                if allowed[pattern] and _pattern_available(row, p, pattern, T):
+                    row[_CAND_LIST + count] = MELD_BASE + pattern
                     count += 1
+            for j in range(row[N_MELDS + side]):
+                count = _add_candidates(row, j, required, _chain_slot(row, j, required, T), count, T)
+        else:
+            count = _add_candidates(row, focus, required, True, count, T)
     row[_CAND] = count
     row[_CAND + 1] = 0
+
+
+@_jit
+def _seen(buf, row, focus, T):
+    """The V3 memo: whether meld ``focus`` of this PLAY state was already
+    searched from the current root (same meld, so same hand: nothing else
+    changed); records it otherwise. A full memo records nothing more, which
+    only costs time."""
+    side = row[CURRENT] % T[0][RV_SIDES]
+    key = focus * MEMO_SLOT_STRIDE + row[MELDS + side * SLOTS + focus]
+    memo = buf[MEMO_ROW]
+    n = memo[0]
+    for i in range(1, n + 1):
+        if memo[i] == key:
+            return True
+    if n + 1 < memo.shape[0]:
+        memo[n + 1] = key
+        memo[0] = n + 1
+    return False
 
 
 @_jit
@@ -904,11 +971,13 @@ def _step_ok(buf, d, action, T):
 def _alive(buf, d0, T):
     """engine._alive on ``buf[d0]``: an OR over candidate actions, each of
     which may need the next state's own OR, searched depth first with an
-    explicit stack of scratch rows (numba cannot cache recursive functions)."""
+    explicit stack of scratch rows (numba cannot cache recursive functions).
+    Below a V3 root every level keeps to one meld (its focus slot)."""
     r = _alive_direct(buf[d0], T)
     if r >= 0:
         return r == 1
-    _fill_candidates(buf[d0], T)
+    buf[d0, _FOCUS] = -1
+    _fill_candidates(buf[d0], buf, T)
     d = d0
     while True:
         row = buf[d]
@@ -917,21 +986,31 @@ def _alive(buf, d0, T):
                 return False  # no candidate at the root: stuck
             d -= 1  # this level is stuck, so the action that led here is illegal
             continue
-        action = row[_CAND + 2 + row[_CAND + 1]]
+        action = row[_CAND_LIST + row[_CAND + 1]]
         row[_CAND + 1] += 1
         r = _step_ok(buf, d, action, T)
         if r == 1:
             return True  # one legal action at any level makes every level above alive
         if r == 0:
             continue
-        r = _alive_direct(buf[d + 1], T)
+        child = buf[d + 1]
+        r = _alive_direct(child, T)
         if r == 1:
             return True
         if r == 0:
             continue
-        if d + 2 >= buf.shape[0]:
+        if row[PHASE] == P_CHOOSE_END:
+            focus = row[_FOCUS]
+        elif action >= ADD_BASE:
+            focus = (action - ADD_BASE) // NK
+        else:
+            focus = -1
+        if child[PHASE] == P_PLAY and focus >= 0 and _seen(buf, child, focus, T):
+            continue
+        if d + 3 >= buf.shape[0]:
             raise RuntimeError("look-ahead deeper than the scratch rows")
-        _fill_candidates(buf[d + 1], T)
+        child[_FOCUS] = focus
+        _fill_candidates(child, buf, T)
         d += 1
 
 
@@ -1111,6 +1190,68 @@ class FastGame:
         game = cls(fast_tables(load_rules(rules), num_players))
         first_mano = draw_first_mano(rng, num_players) if mano is None else mano
         new_match(game.st, shuffle_tiles(rng, game.tables.full_tiles), first_mano, game.args)
+        return game
+
+    @classmethod
+    def from_game_state(cls, state: GameState) -> FastGame:
+        """The same state on the compiled core (inverse of :meth:`to_game_state`),
+        for scenarios built with the readable engine (``scenario.build_state``)."""
+        tables = fast_tables(state.rules, state.num_players)
+        game = cls(tables)
+        st = game.st
+        _, ids = meld_universe()
+        n, sides = tables.num_players, tables.num_sides
+        st[MATCH_WINNER] = state.match_winner
+        st[HANDS : HANDS + n * NK] = state.hands.reshape(-1)
+        st[KNOWN : KNOWN + n * NK] = state.known.reshape(-1)
+        st[PILE_COUNTS : PILE_COUNTS + NK] = state.pile_counts
+        st[STOCK : STOCK + len(state.stock)] = state.stock
+        st[STOCK_LEN] = len(state.stock)
+        st[PILE : PILE + len(state.pile)] = state.pile
+        st[PILE_LEN] = len(state.pile)
+        for s in range(sides):
+            muerto = state.muertos[s]
+            st[MUERTOS + s * MUERTO_CAP : MUERTOS + s * MUERTO_CAP + len(muerto)] = muerto
+            st[MUERTO_LEN + s] = len(muerto)
+            for j, meld in enumerate(state.melds[s]):
+                st[MELDS + s * SLOTS + j] = ids[meld]
+            st[N_MELDS + s] = len(state.melds[s])
+            st[MUERTO_TAKEN + s] = state.muerto_taken[s]
+            st[CLOSE_READY + s] = state.close_ready[s]
+            st[MATCH_SCORES + s] = state.match_scores[s]
+        st[HAND_SIZE : HAND_SIZE + n] = state.hand_size
+        st[MUERTO_UNPLAYED : MUERTO_UNPLAYED + n] = state.muerto_unplayed
+        if state.hand_scores is not None:
+            for s, score in enumerate(state.hand_scores):
+                base = HAND_SCORES + s * NUM_SCORE_PARTS
+                st[base : base + NUM_SCORE_PARTS] = [
+                    score.melded,
+                    score.canasta_bonus,
+                    score.closing_bonus,
+                    score.hand_penalty,
+                    score.muerto_penalty,
+                ]
+            st[HAS_SCORES] = 1
+        st[PHASE] = int(state.phase)
+        st[CURRENT] = state.current
+        st[MANO] = state.mano
+        st[TURN] = state.turn
+        st[PRIV_TILE] = state.privilege_tile
+        _clear_pending(st)
+        if state.pending is not None:
+            slot, kind, outcomes = state.pending
+            st[PEND_SLOT] = slot
+            st[PEND_KIND] = kind
+            st[PEND_N] = len(outcomes)
+            st[PEND_OUT0] = ids[outcomes[0]]
+            if len(outcomes) > 1:
+                st[PEND_OUT1] = ids[outcomes[1]]
+        st[REQUIRED] = state.pile_top_required
+        st[END_REASON] = END_REASON_NAMES.index(state.end_reason)
+        st[CLOSER] = state.closer
+        st[HAND_NUMBER] = state.hand_number
+        if game.to_dict() != state.to_dict():
+            raise ValueError("this state does not fit the compiled core's layout")
         return game
 
     def next_hand(self, rng: np.random.Generator) -> None:
