@@ -371,6 +371,13 @@ class FastTables:
     kernel_args: tuple[np.ndarray, ...]
     full_tiles: np.ndarray
 
+    def __reduce__(self) -> tuple[object, tuple[Rules, int]]:
+        """copy, deepcopy and pickle give back the one shared, read-only
+        instance of :func:`fast_tables` (a copy of the arrays would come back
+        writeable: a new type for numba, so every kernel would compile again,
+        and a pickle would carry megabytes of tables)."""
+        return fast_tables, (self.rules, self.num_players)
+
 
 @functools.lru_cache(maxsize=64)
 def fast_tables(rules: Rules, num_players: int) -> FastTables:
@@ -1304,6 +1311,26 @@ class FastGame:
         encode(self.st, player, self.args, out)
         return out
 
+    def __getstate__(self) -> dict[str, object]:
+        """copy, deepcopy and pickle: the state vector and the mask; the
+        tables are named by (rules, players) and shared again on restore."""
+        return {
+            "rules": self.tables.rules,
+            "num_players": self.tables.num_players,
+            "st": self.st,
+            "mask": self.mask,
+            "mask_ok": self._mask_ok,
+        }
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.tables = fast_tables(state["rules"], state["num_players"])  # type: ignore[arg-type]
+        self.side_of = tuple(p % self.tables.num_sides for p in range(self.tables.num_players))
+        self.args = self.tables.kernel_args
+        self.st = np.array(state["st"], dtype=np.int32)
+        self.buf = None
+        self.mask = np.array(state["mask"], dtype=np.int8)
+        self._mask_ok = bool(state["mask_ok"])
+
     def clone(self) -> FastGame:
         new = FastGame.__new__(FastGame)
         new.tables = self.tables
@@ -1369,5 +1396,55 @@ class FastGame:
         return state_dict(self.st, self.tables)
 
     def to_game_state(self) -> GameState:
-        """The same state in the readable engine (checked for tile conservation)."""
-        return GameState.from_dict(self.to_dict())
+        """The same state in the readable engine, built field by field from
+        the flat state (no rules or dict round trip: tens of microseconds);
+        ``GameState.from_dict(self.to_dict())`` gives an equal state."""
+        return game_state_of(self.st, self.tables, self.mask if self._mask_ok else None)
+
+
+def game_state_of(st: np.ndarray, tables: FastTables, mask: np.ndarray | None = None) -> GameState:
+    """A readable :class:`GameState` equal to the flat state ``st`` (its own
+    arrays; ``mask``, the flat state's legal mask if known, is copied in)."""
+    n, sides = tables.num_players, tables.num_sides
+    state = GameState(tables.rules, n)
+    universe = meld_universe()[0]
+    state.hands[:] = st[HANDS : HANDS + n * NK].reshape(n, NK)
+    state.hand_size = st[HAND_SIZE : HAND_SIZE + n].tolist()
+    state.stock = st[STOCK : STOCK + st[STOCK_LEN]].tolist()
+    state.pile = st[PILE : PILE + st[PILE_LEN]].tolist()
+    state.pile_counts[:] = st[PILE_COUNTS : PILE_COUNTS + NK]
+    state.muertos = [
+        st[MUERTOS + s * MUERTO_CAP : MUERTOS + s * MUERTO_CAP + st[MUERTO_LEN + s]].tolist() for s in range(sides)
+    ]
+    state.muerto_taken = [bool(x) for x in st[MUERTO_TAKEN : MUERTO_TAKEN + sides]]
+    state.muerto_unplayed = [bool(x) for x in st[MUERTO_UNPLAYED : MUERTO_UNPLAYED + n]]
+    enc = _meld_facts()[0]
+    t = state.t
+    for s in range(sides):
+        ids = st[MELDS + s * SLOTS : MELDS + s * SLOTS + st[N_MELDS + s]].tolist()
+        side_melds = [universe[m] for m in ids]
+        state.melds[s] = side_melds
+        for slot, (meld_id, meld) in enumerate(zip(ids, side_melds, strict=True)):
+            state.meld_enc[s, slot] = enc[meld_id]
+            state.addable[s, slot * NK : (slot + 1) * NK] = t.addable(meld)
+        state.close_ready[s] = bool(st[CLOSE_READY + s])
+    state.known[:] = st[KNOWN : KNOWN + n * NK].reshape(n, NK)
+    state.phase = Phase(int(st[PHASE]))
+    state.current = int(st[CURRENT])
+    state.mano = int(st[MANO])
+    state.turn = int(st[TURN])
+    state.privilege_tile = int(st[PRIV_TILE])
+    pend_n = int(st[PEND_N])
+    if pend_n:
+        outs = (int(st[PEND_OUT0]), int(st[PEND_OUT1]))[:pend_n]
+        state.pending = (int(st[PEND_SLOT]), int(st[PEND_KIND]), tuple(universe[m] for m in outs))
+    state.pile_top_required = int(st[REQUIRED])
+    state.end_reason = END_REASON_NAMES[int(st[END_REASON])]
+    state.closer = int(st[CLOSER])
+    state.hand_scores = _side_scores(st, sides)
+    state.match_scores = st[MATCH_SCORES : MATCH_SCORES + sides].tolist()
+    state.hand_number = int(st[HAND_NUMBER])
+    state.match_winner = int(st[MATCH_WINNER])
+    if mask is not None:
+        state._mask = mask.copy()
+    return state

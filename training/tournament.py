@@ -141,7 +141,7 @@ from tqdm import tqdm
 from agents.runner import AgentFault, play_game
 from burako_env.records import RecordError, dumps_record, validate_record
 from burako_env.rules import Rules, RulesError, load_rules
-from burako_env.stats import mean_ci
+from burako_env.stats import mean_ci, rate_ci
 from training.evaluate import AgentSpec, agent_seed, deal_seed, seatings
 
 FORMATS = ("round_robin", "gauntlet")
@@ -997,9 +997,7 @@ def pair_stats(rows: Sequence[GameRow], row: str, col: str) -> PairStats:
         if r.forfeit:
             forfeits[r.forfeit] += 1
     games = [g for d in by_deal.values() for g in d]
-    win_rate, win_ci = mean_ci([sum(p for p, _ in d) / len(d) for d in by_deal.values()])
-    if not math.isnan(win_ci[0]):
-        win_ci = (max(0.0, win_ci[0]), min(1.0, win_ci[1]))
+    win_rate, win_ci = rate_ci([sum(p for p, _ in d) / len(d) for d in by_deal.values()])
     mean_diff, diff_ci = mean_ci([sum(x for _, x in d) / len(d) for d in by_deal.values()])
     return PairStats(
         row=row,
