@@ -1230,3 +1230,154 @@ class FastGame:
     def to_game_state(self) -> GameState:
         """The same state in the readable engine (checked for tile conservation)."""
         return GameState.from_dict(self.to_dict())
+
+    # ------------------------------------------------------------------ search (issue 16)
+    def determinize(self, player: int, rng: np.random.Generator) -> FastGame:
+        """A copy where everything ``player`` cannot see is resampled, exactly
+        like :meth:`GameState.determinize` (E2; :func:`determinize_game`)."""
+        return determinize_game(self, player, rng)
+
+    @classmethod
+    def from_game_state(cls, state: GameState) -> FastGame:
+        """The same state on the compiled core (:func:`game_from_state`)."""
+        return game_from_state(state)
+
+
+# ----------------------------------------------------------------------------- determinization (E2)
+@_jit
+def unseen_counts(st, player, T, counts):
+    """engine.GameState.unseen_counts into ``counts`` (int64, 53): the tiles
+    ``player`` cannot locate, counted where they are (other hands beyond their
+    known tiles, the stock, the untaken muertos), which by tile conservation
+    (E1) equals the full set minus everything ``player`` sees."""
+    rv = T[0]
+    counts[:] = 0
+    for q in range(rv[RV_PLAYERS]):
+        if q == player:
+            continue
+        for k in range(NK):
+            counts[k] += st[HANDS + q * NK + k] - st[KNOWN + q * NK + k]
+    for i in range(st[STOCK_LEN]):
+        counts[st[STOCK + i]] += 1
+    for s in range(rv[RV_SIDES]):
+        for i in range(st[MUERTO_LEN + s]):
+            counts[st[MUERTOS + s * MUERTO_CAP + i]] += 1
+
+
+@_jit
+def determinize_into(st, player, pool, T):
+    """Deal the shuffled ``pool`` of unseen tiles as ``GameState.determinize``
+    does: each other hand (in seat order) keeps its known tiles and gets its
+    hidden count from the pool (in the privilege phase the mano's privilege
+    tile is the last of his), then each side's untaken muerto, then the stock
+    (bottom first, so the top is the pool's last tile)."""
+    rv = T[0]
+    pos = 0
+    for q in range(rv[RV_PLAYERS]):
+        if q == player:
+            continue
+        hb = HANDS + q * NK
+        kb = KNOWN + q * NK
+        hidden = st[HAND_SIZE + q]
+        for k in range(NK):
+            st[hb + k] = st[kb + k]
+            hidden -= st[kb + k]
+        for i in range(hidden):
+            st[hb + pool[pos + i]] += 1
+        if st[PHASE] == P_PRIVILEGE and q == st[CURRENT] and hidden > 0:
+            st[PRIV_TILE] = pool[pos + hidden - 1]
+        pos += hidden
+    for s in range(rv[RV_SIDES]):
+        base = MUERTOS + s * MUERTO_CAP
+        for i in range(st[MUERTO_LEN + s]):
+            st[base + i] = pool[pos + i]
+        pos += st[MUERTO_LEN + s]
+    for i in range(st[STOCK_LEN]):
+        st[STOCK + i] = pool[pos + i]
+
+
+_KIND_IDS = np.arange(NK, dtype=np.int64)
+
+
+def determinize_state(st: np.ndarray, player: int, rng: np.random.Generator, args: tuple[np.ndarray, ...]) -> None:
+    """Resample in place everything ``player`` cannot see in the flat state
+    ``st`` (the search's allocation-free path behind :meth:`FastGame.determinize`).
+
+    The pool is built and permuted exactly as ``GameState.determinize`` does
+    (``rng.permutation`` of the unseen kinds in kind order), so from the same
+    generator state both engines produce the same determinization."""
+    counts = np.empty(NK, dtype=np.int64)
+    unseen_counts(st, player, args, counts)
+    pool = rng.permutation(np.repeat(_KIND_IDS, counts))
+    determinize_into(st, player, pool, args)
+
+
+def determinize_game(game: FastGame, player: int, rng: np.random.Generator) -> FastGame:
+    """A copy where everything ``player`` cannot see is resampled: other hands
+    (keeping the tiles known to be there because they were taken with the
+    pile), the stock order and the untaken muertos (E2; same draws from
+    ``rng`` as :meth:`GameState.determinize`)."""
+    if not 0 <= player < game.tables.num_players:
+        raise ValueError(f"player {player} is not a seat of this {game.tables.num_players}-player game")
+    new = game.clone()
+    determinize_state(new.st, player, rng, game.args)
+    if player != game.current:
+        new._mask_ok = False  # the player to move has a new hand
+    return new
+
+
+def game_from_state(state: GameState) -> FastGame:
+    """The flat state of a readable-engine state (inverse of :meth:`FastGame.to_game_state`)."""
+    game = FastGame(fast_tables(state.rules, state.num_players))
+    st = game.st
+    ids = meld_universe()[1]
+    n, sides = state.num_players, state.num_sides
+    st[HANDS : HANDS + n * NK] = np.asarray(state.hands).reshape(-1)
+    st[KNOWN : KNOWN + n * NK] = np.asarray(state.known).reshape(-1)
+    st[PILE_COUNTS : PILE_COUNTS + NK] = state.pile_counts
+    st[STOCK : STOCK + len(state.stock)] = state.stock
+    st[STOCK_LEN] = len(state.stock)
+    st[PILE : PILE + len(state.pile)] = state.pile
+    st[PILE_LEN] = len(state.pile)
+    for s in range(sides):
+        muerto = state.muertos[s]
+        st[MUERTOS + s * MUERTO_CAP : MUERTOS + s * MUERTO_CAP + len(muerto)] = muerto
+        st[MUERTO_LEN + s] = len(muerto)
+        melds = [ids[m] for m in state.melds[s]]
+        st[MELDS + s * SLOTS : MELDS + s * SLOTS + len(melds)] = melds
+        st[N_MELDS + s] = len(melds)
+        st[MUERTO_TAKEN + s] = state.muerto_taken[s]
+        st[CLOSE_READY + s] = state.close_ready[s]
+        st[MATCH_SCORES + s] = state.match_scores[s]
+    st[HAND_SIZE : HAND_SIZE + n] = state.hand_size
+    st[MUERTO_UNPLAYED : MUERTO_UNPLAYED + n] = state.muerto_unplayed
+    if state.hand_scores is not None:
+        for s, score in enumerate(state.hand_scores):
+            st[HAND_SCORES + s * NUM_SCORE_PARTS : HAND_SCORES + (s + 1) * NUM_SCORE_PARTS] = [
+                score.melded,
+                score.canasta_bonus,
+                score.closing_bonus,
+                score.hand_penalty,
+                score.muerto_penalty,
+            ]
+        st[HAS_SCORES] = 1
+    st[PHASE] = int(state.phase)
+    st[CURRENT] = state.current
+    st[MANO] = state.mano
+    st[TURN] = state.turn
+    st[PRIV_TILE] = state.privilege_tile
+    _clear_pending(st)
+    if state.pending is not None:
+        slot, kind, outcomes = state.pending
+        st[PEND_SLOT] = slot
+        st[PEND_KIND] = kind
+        st[PEND_N] = len(outcomes)
+        st[PEND_OUT0] = ids[outcomes[0]]
+        if len(outcomes) > 1:
+            st[PEND_OUT1] = ids[outcomes[1]]
+    st[REQUIRED] = state.pile_top_required
+    st[END_REASON] = END_REASON_NAMES.index(state.end_reason)
+    st[CLOSER] = state.closer
+    st[HAND_NUMBER] = state.hand_number
+    st[MATCH_WINNER] = state.match_winner
+    return game
