@@ -1401,6 +1401,12 @@ class FastGame:
         ``GameState.from_dict(self.to_dict())`` gives an equal state."""
         return game_state_of(self.st, self.tables, self.mask if self._mask_ok else None)
 
+    # ------------------------------------------------------------------ search (issue 16)
+    def determinize(self, player: int, rng: np.random.Generator) -> FastGame:
+        """A copy where everything ``player`` cannot see is resampled, exactly
+        like :meth:`GameState.determinize` (E2; :func:`determinize_game`)."""
+        return determinize_game(self, player, rng)
+
 
 def game_state_of(st: np.ndarray, tables: FastTables, mask: np.ndarray | None = None) -> GameState:
     """A readable :class:`GameState` equal to the flat state ``st`` (its own
@@ -1448,3 +1454,86 @@ def game_state_of(st: np.ndarray, tables: FastTables, mask: np.ndarray | None = 
     if mask is not None:
         state._mask = mask.copy()
     return state
+
+
+# ----------------------------------------------------------------------------- determinization (E2)
+@_jit
+def unseen_counts(st, player, T, counts):
+    """engine.GameState.unseen_counts into ``counts`` (int64, 53): the tiles
+    ``player`` cannot locate, counted where they are (other hands beyond their
+    known tiles, the stock, the untaken muertos), which by tile conservation
+    (E1) equals the full set minus everything ``player`` sees."""
+    rv = T[0]
+    counts[:] = 0
+    for q in range(rv[RV_PLAYERS]):
+        if q == player:
+            continue
+        for k in range(NK):
+            counts[k] += st[HANDS + q * NK + k] - st[KNOWN + q * NK + k]
+    for i in range(st[STOCK_LEN]):
+        counts[st[STOCK + i]] += 1
+    for s in range(rv[RV_SIDES]):
+        for i in range(st[MUERTO_LEN + s]):
+            counts[st[MUERTOS + s * MUERTO_CAP + i]] += 1
+
+
+@_jit
+def determinize_into(st, player, pool, T):
+    """Deal the shuffled ``pool`` of unseen tiles as ``GameState.determinize``
+    does: each other hand (in seat order) keeps its known tiles and gets its
+    hidden count from the pool (in the privilege phase the mano's privilege
+    tile is the last of his), then each side's untaken muerto, then the stock
+    (bottom first, so the top is the pool's last tile)."""
+    rv = T[0]
+    pos = 0
+    for q in range(rv[RV_PLAYERS]):
+        if q == player:
+            continue
+        hb = HANDS + q * NK
+        kb = KNOWN + q * NK
+        hidden = st[HAND_SIZE + q]
+        for k in range(NK):
+            st[hb + k] = st[kb + k]
+            hidden -= st[kb + k]
+        for i in range(hidden):
+            st[hb + pool[pos + i]] += 1
+        if st[PHASE] == P_PRIVILEGE and q == st[CURRENT] and hidden > 0:
+            st[PRIV_TILE] = pool[pos + hidden - 1]
+        pos += hidden
+    for s in range(rv[RV_SIDES]):
+        base = MUERTOS + s * MUERTO_CAP
+        for i in range(st[MUERTO_LEN + s]):
+            st[base + i] = pool[pos + i]
+        pos += st[MUERTO_LEN + s]
+    for i in range(st[STOCK_LEN]):
+        st[STOCK + i] = pool[pos + i]
+
+
+_KIND_IDS = np.arange(NK, dtype=np.int64)
+
+
+def determinize_state(st: np.ndarray, player: int, rng: np.random.Generator, args: tuple[np.ndarray, ...]) -> None:
+    """Resample in place everything ``player`` cannot see in the flat state
+    ``st`` (the search's allocation-free path behind :meth:`FastGame.determinize`).
+
+    The pool is built and permuted exactly as ``GameState.determinize`` does
+    (``rng.permutation`` of the unseen kinds in kind order), so from the same
+    generator state both engines produce the same determinization."""
+    counts = np.empty(NK, dtype=np.int64)
+    unseen_counts(st, player, args, counts)
+    pool = rng.permutation(np.repeat(_KIND_IDS, counts))
+    determinize_into(st, player, pool, args)
+
+
+def determinize_game(game: FastGame, player: int, rng: np.random.Generator) -> FastGame:
+    """A copy where everything ``player`` cannot see is resampled: other hands
+    (keeping the tiles known to be there because they were taken with the
+    pile), the stock order and the untaken muertos (E2; same draws from
+    ``rng`` as :meth:`GameState.determinize`)."""
+    if not 0 <= player < game.tables.num_players:
+        raise ValueError(f"player {player} is not a seat of this {game.tables.num_players}-player game")
+    new = game.clone()
+    determinize_state(new.st, player, rng, game.args)
+    if player != game.current:
+        new._mask_ok = False  # the player to move has a new hand
+    return new
