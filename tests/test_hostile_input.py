@@ -177,3 +177,98 @@ def test_sample_legal_actions_refuses_a_row_without_legal_actions() -> None:
         sample_legal_actions(masks, np.random.default_rng(0))
     masks[1, 9] = 1
     assert sample_legal_actions(masks, np.random.default_rng(0)).tolist() == [5, 9, 7]
+
+
+# ---------------------------------------------------------------------- item 5: config values and checkpoints
+SMOKE = Path(__file__).resolve().parent.parent / "configs" / "ppo_smoke.yaml"
+
+
+def test_training_set_values_are_checked_against_the_field_types(capsys: pytest.CaptureFixture[str]) -> None:
+    from training.ppo import load_config, main
+
+    cfg = load_config(SMOKE, ["learning_rate=1e-3", "ent_coef=1e-2", "total_steps=1e4", "target_kl=2e-2"])
+    assert (cfg.learning_rate, cfg.ent_coef, cfg.total_steps, cfg.target_kl) == (0.001, 0.01, 10_000, 0.02)
+    assert isinstance(cfg.total_steps, int) and isinstance(cfg.learning_rate, float)
+    for assignment, message in (
+        ("total_steps=abc", "total_steps: expected an integer, got the text 'abc'"),
+        ("learning_rate=fast", "learning_rate: expected a number, got the text 'fast'"),
+        ("num_envs=2.5", "num_envs: expected an integer, got 2.5"),
+        ("anneal_lr=1", "anneal_lr: expected true or false"),
+        ("ent_coef=nan", "ent_coef: expected a finite number"),
+        ("league_baselines=planner", "league_baselines: expected a list"),
+        ("eval_opponents=[planner, nobody]", "unknown agent"),
+        ("learning_rate=-1e-3", "learning_rate must be > 0"),
+        ("gamma=1.5", r"gamma must be in \[0, 1\]"),
+        ("exp_name=../../etc", "exp_name must be"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            load_config(SMOKE, [assignment])
+    with pytest.raises(SystemExit) as exited:
+        main(["--config", str(SMOKE), "--set", "total_steps=abc"])
+    assert exited.value.code == 2
+    assert "total_steps: expected an integer" in capsys.readouterr().err
+
+
+def test_tournament_config_values_are_checked_against_the_field_types(tmp_path: Path) -> None:
+    from training.tournament import TournamentError, load_config
+
+    path = tmp_path / "t.yaml"
+    path.write_text("participants: [random, greedy]\nout: " + str(tmp_path / "out") + "\n", encoding="utf-8")
+    cfg = load_config(path, ["ratings.prior_draws=1e-1", "games_per_pairing=4e1", "move_time_limit=2e0"])
+    assert (cfg.prior_draws, cfg.games_per_pairing, cfg.move_time_limit) == (0.1, 40, 2.0)
+    for assignment, message in (
+        ("ratings.prior_draws=abc", "ratings.prior_draws: expected a number"),
+        ("seed=2.5", "seed: expected an integer, got 2.5"),
+        ("workers=two", "workers: expected an integer"),
+        ("name=[1, 2]", "name: expected a string"),
+        ("backend=7", "backend: expected a string"),
+        ("move_time_limit=0", "move_time_limit must be > 0"),
+    ):
+        with pytest.raises(TournamentError, match=message):
+            load_config(path, [assignment])
+
+
+def _training_checkpoint(tmp_path: Path) -> Path:
+    from training.ppo import PPOConfig, Trainer, load_config
+
+    values = {**load_config(SMOKE).to_dict(), "run_root": str(tmp_path), "num_envs": 1, "hidden": 16, "slot_embed": 4}
+    trainer = Trainer(PPOConfig(**values), progress=False)
+    trainer.started = time.perf_counter()
+    path = trainer.save_checkpoint()
+    trainer.writer.close()
+    return path
+
+
+def test_crafted_checkpoints_are_checkpoint_errors(tmp_path: Path) -> None:
+    """An extra shape key, no optimizer, NaN weights: CheckpointError at load (resume included), not later."""
+    import torch
+
+    from training import checkpoint as ckpt
+    from training.ppo import PPOConfig, Trainer
+
+    good = _training_checkpoint(tmp_path)
+    data = ckpt.load(good)
+
+    def crafted(name: str, change) -> Path:
+        copy = torch.load(good, weights_only=True)
+        change(copy)
+        path = tmp_path / name
+        torch.save(copy, path)
+        return path
+
+    cases = {
+        "extra_shape_key.pt": (lambda d: d["policy"]["shape"].update(colour="blue"), "network shape has keys"),
+        "no_optimizer.pt": (lambda d: d["trainer"].pop("optimizer"), "lacks 'optimizer'"),
+        "nan_weights.pt": (
+            lambda d: next(iter(d["policy"]["state_dict"].values())).fill_(float("nan")),
+            "NaN or infinite",
+        ),
+        "string_weights.pt": (lambda d: d["policy"].update(state_dict={"w": "x"}), "not a tensor"),
+    }
+    config = PPOConfig(**{**data["config"], "run_root": str(tmp_path)})
+    for name, (change, message) in cases.items():
+        path = crafted(name, change)
+        with pytest.raises(ckpt.CheckpointError, match=message):
+            ckpt.load(path)
+        with pytest.raises(ckpt.CheckpointError, match=message):
+            Trainer(config, resume=path, progress=False)
