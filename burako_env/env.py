@@ -29,6 +29,7 @@ score: players can trade the discard pile back and forth for ever.
 
 from __future__ import annotations
 
+import math
 from typing import Any, ClassVar
 
 import numpy as np
@@ -43,6 +44,7 @@ from burako_env.fast import FastGame
 from burako_env.observation import Observer, observation_bounds
 from burako_env.render import render_table
 from burako_env.rules import Rules, RulesError, load_rules
+from burako_env.safe_yaml import short_repr
 
 REWARD_MODES = ("score", "win")
 ENGINES = ("fast", "python")
@@ -147,6 +149,41 @@ class ActionSpace(spaces.Discrete):
         self._high = int(self.start) + int(self.n)
 
 
+def rules_for_env(rules: Any, rule_overrides: Any, max_turns: Any, num_players: Any) -> Rules:
+    """The rules of an env (``raw_env``, ``BurakoVectorEnv``), every argument checked:
+    refused, never coerced (``num_players=2.7`` or ``"4"`` is an error)."""
+    if rule_overrides is not None and not isinstance(rule_overrides, dict):
+        raise RulesError(
+            f"rule_overrides must be a dict of rules fields to values, got {type(rule_overrides).__name__} "
+            f"{short_repr(rule_overrides)}"
+        )
+    overrides = dict(rule_overrides or {})
+    if max_turns is not None:
+        overrides["max_turns"] = max_turns
+    result = load_rules(rules, overrides)
+    result.check_players(num_players)
+    return result
+
+
+def check_reward(reward: Any, reward_scale: Any) -> None:
+    if not isinstance(reward, str) or reward not in REWARD_MODES:
+        raise ValueError(f"reward must be one of {REWARD_MODES}, got {short_repr(reward)}")
+    if (
+        isinstance(reward_scale, (bool, np.bool_))
+        or not isinstance(reward_scale, (int, float, np.integer, np.floating))
+        or not math.isfinite(reward_scale)
+        or reward_scale <= 0
+    ):
+        raise ValueError(f"reward_scale must be a positive finite number, got {short_repr(reward_scale)}")
+
+
+def check_seed(seed: Any) -> int:
+    """A seed is a non-negative integer: 1.5 or "3" are refused, not rounded."""
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer or None, got {type(seed).__name__} {short_repr(seed)}")
+    return int(seed)
+
+
 def env(**kwargs: Any) -> AECEnv:
     """The environment with PettingZoo's standard wrappers for classic games
     (TerminateIllegalWrapper: an illegal action ends the game with -1 for the
@@ -179,21 +216,14 @@ class raw_env(AECEnv):
     ) -> None:
         self._mirrors: list[AECEnv] = []  # wrappers that receive the hot attributes (_mirrored_attribute)
         super().__init__()
-        overrides = dict(rule_overrides or {})
-        if max_turns is not None:
-            overrides["max_turns"] = max_turns
-        self.rules = load_rules(rules, overrides)
-        if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)):
-            raise RulesError(f"num_players must be an integer, got {num_players!r}")
-        self.rules.check_players(int(num_players))
-        if reward not in REWARD_MODES:
-            raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
+        self.rules = rules_for_env(rules, rule_overrides, max_turns, num_players)
+        check_reward(reward, reward_scale)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
-        if reward_scale <= 0:
-            raise ValueError(f"reward_scale must be positive, got {reward_scale}")
+            raise ValueError(
+                f"render_mode must be one of {self.metadata['render_modes']} or None, got {short_repr(render_mode)}"
+            )
         if engine not in ENGINES:
-            raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+            raise ValueError(f"engine must be one of {ENGINES}, got {short_repr(engine)}")
         self.engine = engine
         self.num_players = int(num_players)
         self.render_mode = render_mode
@@ -226,7 +256,7 @@ class raw_env(AECEnv):
     # ------------------------------------------------------------------ API
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         if seed is not None:
-            self.np_random, _ = seeding.np_random(seed)
+            self.np_random, _ = seeding.np_random(check_seed(seed))
         game_class = FastGame if self.engine == "fast" else GameState
         self.state_ = game_class.new_game(self.np_random, self.rules, self.num_players)
         self.agents = self.possible_agents[:]
@@ -264,11 +294,20 @@ class raw_env(AECEnv):
         return {"observation": obs, "action_mask": mask}
 
     def step(self, action: int) -> None:
+        state = self._playing()
         agent = self.agent_selection
-        if self.terminations[agent] or self.truncations[agent]:
+        terminated = self.terminations.get(agent)
+        if terminated is None:
+            raise RuntimeError(
+                f"step({short_repr(action)}): the game is over (every agent is done); call reset() to play again"
+            )
+        if terminated or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        state = self._playing()
+        infos = self.infos
+        if infos[agent]:
+            # the last hand's summary has been seen (match=True): it does not stay for the next hand
+            infos[agent] = {}
         try:
             state.apply(action)
         except IllegalActionError as exc:

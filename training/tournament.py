@@ -141,7 +141,9 @@ from tqdm import tqdm
 from agents.runner import AgentFault, play_game
 from burako_env.records import RecordError, dumps_record, validate_record
 from burako_env.rules import Rules, RulesError, load_rules
+from burako_env.safe_yaml import YamlInputError, load_yaml, read_text_file, short_repr
 from burako_env.stats import mean_ci, rate_ci
+from training.config_fields import FieldError, as_float, as_int, as_str
 from training.evaluate import AgentSpec, agent_seed, deal_seed, seatings
 
 FORMATS = ("round_robin", "gauntlet")
@@ -173,6 +175,7 @@ DEFAULTS: dict[str, Any] = {
     "workers": 2,
     "backend": "pool",
     "chunk_size": None,
+    "move_time_limit": None,
     "out": "runs/tournament",
     "ray": {"address": None, "runtime_env": None},
     "ratings": {"bootstrap": 1000, "prior_draws": 1.0, "anchor": None},
@@ -262,6 +265,7 @@ class TournamentConfig:
     bootstrap: int = 1000
     prior_draws: float = 1.0
     anchor: str | None = None
+    move_time_limit: float | None = None
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TournamentConfig:
@@ -284,25 +288,34 @@ class TournamentConfig:
         challengers = merged["challengers"] or []
         if isinstance(challengers, str):
             challengers = [challengers]
-        config = cls(
-            participants=participants,
-            name=str(merged["name"]),
-            rules=merged["rules"],
-            players=_int(merged, "players"),
-            format=str(merged["format"]),
-            challengers=tuple(str(c) for c in challengers),
-            games_per_pairing=_int(merged, "games_per_pairing"),
-            seed=_int(merged, "seed"),
-            workers=_int(merged, "workers"),
-            backend=str(merged["backend"]),
-            chunk_size=None if merged["chunk_size"] is None else _int(merged, "chunk_size"),
-            out=str(merged["out"]),
-            ray_address=merged["ray"]["address"],
-            ray_runtime_env=merged["ray"]["runtime_env"],
-            bootstrap=_int(merged["ratings"], "bootstrap"),
-            prior_draws=float(merged["ratings"]["prior_draws"]),
-            anchor=merged["ratings"]["anchor"],
-        )
+        if not isinstance(challengers, (list, tuple)):
+            raise TournamentError(f"challengers: expected a list of names, got {short_repr(challengers)}")
+        try:
+            ray_group, ratings = merged["ray"], merged["ratings"]
+            config = cls(
+                participants=participants,
+                name=as_str("name", merged["name"]),
+                rules=_rules_value(merged["rules"]),
+                players=as_int("players", merged["players"]),
+                format=as_str("format", merged["format"]),
+                challengers=tuple(as_str(f"challengers[{i}]", c) for i, c in enumerate(challengers)),
+                games_per_pairing=as_int("games_per_pairing", merged["games_per_pairing"]),
+                seed=as_int("seed", merged["seed"]),
+                workers=as_int("workers", merged["workers"]),
+                backend=as_str("backend", merged["backend"]),
+                chunk_size=None if merged["chunk_size"] is None else as_int("chunk_size", merged["chunk_size"]),
+                out=as_str("out", merged["out"]),
+                ray_address=None if ray_group["address"] is None else as_str("ray.address", ray_group["address"]),
+                ray_runtime_env=ray_group["runtime_env"],
+                bootstrap=as_int("ratings.bootstrap", ratings["bootstrap"]),
+                prior_draws=as_float("ratings.prior_draws", ratings["prior_draws"]),
+                anchor=None if ratings["anchor"] is None else as_str("ratings.anchor", ratings["anchor"]),
+                move_time_limit=None
+                if merged["move_time_limit"] is None
+                else as_float("move_time_limit", merged["move_time_limit"]),
+            )
+        except FieldError as exc:
+            raise TournamentError(str(exc)) from exc
         config.check()
         return config
 
@@ -339,6 +352,10 @@ class TournamentConfig:
             raise TournamentError(f"backend must be one of {list(BACKENDS)}, got {self.backend!r}")
         if self.chunk_size is not None and self.chunk_size < 1:
             raise TournamentError(f"chunk_size must be >= 1 or null, got {self.chunk_size}")
+        if self.move_time_limit is not None and not self.move_time_limit > 0:
+            raise TournamentError(f"move_time_limit must be > 0 seconds or null, got {self.move_time_limit}")
+        if not self.out:
+            raise TournamentError("out must name a folder")
         if self.bootstrap < 0:
             raise TournamentError(f"ratings.bootstrap must be >= 0, got {self.bootstrap}")
         if not self.prior_draws > 0:
@@ -366,6 +383,7 @@ class TournamentConfig:
             "workers": self.workers,
             "backend": self.backend,
             "chunk_size": self.chunk_size,
+            "move_time_limit": self.move_time_limit,
             "out": self.out,
             "ray": {"address": self.ray_address, "runtime_env": self.ray_runtime_env},
             "ratings": {"bootstrap": self.bootstrap, "prior_draws": self.prior_draws, "anchor": self.anchor},
@@ -382,11 +400,10 @@ class TournamentConfig:
         }
 
 
-def _int(data: Mapping[str, Any], key: str) -> int:
-    value = data[key]
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TournamentError(f"{key}: expected an integer, got {value!r}")
-    return value
+def _rules_value(value: Any) -> Any:
+    if isinstance(value, (str, Mapping)) and value:
+        return value
+    raise TournamentError(f"rules: expected a preset name, a YAML path or a mapping, got {short_repr(value)}")
 
 
 def _deep_merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
@@ -405,9 +422,9 @@ def apply_override(data: dict[str, Any], assignment: str) -> None:
     if not sep or not key.strip():
         raise TournamentError(f"--set: expected key=value, got {assignment!r}")
     try:
-        value = yaml.safe_load(text) if text.strip() else None
-    except yaml.YAMLError as exc:
-        raise TournamentError(f"--set {key}: the value is not valid YAML: {exc}") from exc
+        value = load_yaml(text, f"--set {short_repr(key)}") if text.strip() else None
+    except YamlInputError as exc:
+        raise TournamentError(str(exc)) from exc
     parts = key.strip().split(".")
     node: Any = data
     for i, part in enumerate(parts):
@@ -436,9 +453,9 @@ def load_config(path: str | Path, overrides: Sequence[str] = ()) -> TournamentCo
     if not path.is_file():
         raise TournamentError(f"config file {str(path)!r} does not exist")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise TournamentError(f"{path}: not valid YAML: {exc}") from exc
+        data = load_yaml(read_text_file(path, "tournament config"), str(path)) or {}
+    except YamlInputError as exc:
+        raise TournamentError(str(exc)) from exc
     if not isinstance(data, dict):
         raise TournamentError(f"{path}: expected a mapping at the top level")
     for assignment in overrides:
