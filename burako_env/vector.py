@@ -32,12 +32,23 @@ of the player to act in each game:
 - An illegal or out-of-range action raises ValueError naming the games, and
   no game moves.
 
+Threads: the kernels run ``prange`` over chunks of games (4 per thread, each
+with its own scratch rows). By default (measured in ``bench/bench_threads.py``,
+bench/README.md) numba's ``workqueue`` threading layer is used, whose idle
+workers sleep instead of spinning, and the chunks are handed out dynamically
+(``numba.parallel_chunksize(1)``), so a core taken by another process (torch
+in the same trainer, or any other program) slows only the chunks it runs
+instead of stalling every thread at a barrier. ``NUMBA_THREADING_LAYER`` set
+in the environment, or a layer chosen before this module is imported, wins;
+``num_threads=`` caps the threads.
+
 Memory: per game a 4.2 kB state, one observation (D x 4 bytes: 19.5 kB with 2
 players) and one mask (3.5 kB); see ``memory_bytes``.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -51,6 +62,22 @@ from burako_env.engine import GameState, draw_first_mano, shuffle_tiles
 from burako_env.env import check_reward, check_seed, rules_for_env
 from burako_env.rules import Rules
 from burako_env.safe_yaml import short_repr
+
+#: the threading layer the batched API asks for unless the user chose one
+#: (module docstring): workqueue's idle threads sleep, omp's spin at barriers
+DEFAULT_THREADING_LAYER = "workqueue"
+#: prange iterations handed out per grab: 1 = dynamic scheduling of the chunks
+PARALLEL_CHUNKSIZE = 1
+
+
+def _choose_threading_layer() -> None:
+    """Select :data:`DEFAULT_THREADING_LAYER` unless the environment or the
+    program already picked one (numba's own default is ``"default"``)."""
+    if "NUMBA_THREADING_LAYER" not in os.environ and numba.config.THREADING_LAYER == "default":
+        numba.config.THREADING_LAYER = DEFAULT_THREADING_LAYER
+
+
+_choose_threading_layer()
 
 
 @numba.njit(cache=True, nogil=True)
@@ -248,9 +275,17 @@ class BurakoVectorEnv:
         for i, rng in enumerate(self._rngs):
             manos[i] = draw_first_mano(rng, self.num_players)
             tiles[i] = shuffle_tiles(rng, self.tables.full_tiles)
-        _reset_all(
-            self._states, tiles, manos, self.tables.kernel_args, self._bufs, self._masks, self.obs, self.current_player
-        )
+        with numba.parallel_chunksize(PARALLEL_CHUNKSIZE):
+            _reset_all(
+                self._states,
+                tiles,
+                manos,
+                self.tables.kernel_args,
+                self._bufs,
+                self._masks,
+                self.obs,
+                self.current_player,
+            )
         self._refill[:] = 1
         self._deal_ahead()
         self.rewards[:] = 0.0
@@ -279,25 +314,26 @@ class BurakoVectorEnv:
             listed = ", ".join(f"game {i}: action {acts[i]}" for i in bad[:5])
             more = f" and {bad.size - 5} more" if bad.size > 5 else ""
             raise ValueError(f"illegal actions ({listed}{more}); no game moved")
-        _step_all(
-            self._states,
-            acts,
-            self.tables.kernel_args,
-            self._bufs,
-            self._masks,
-            self.obs,
-            self.current_player,
-            self.rewards,
-            self.terminated,
-            self.truncated,
-            self.end_reason,
-            self.side_totals,
-            self._next_tiles,
-            self._next_manos,
-            self._refill,
-            self.reward_mode == "win",
-            self.reward_scale,
-        )
+        with numba.parallel_chunksize(PARALLEL_CHUNKSIZE):
+            _step_all(
+                self._states,
+                acts,
+                self.tables.kernel_args,
+                self._bufs,
+                self._masks,
+                self.obs,
+                self.current_player,
+                self.rewards,
+                self.terminated,
+                self.truncated,
+                self.end_reason,
+                self.side_totals,
+                self._next_tiles,
+                self._next_manos,
+                self._refill,
+                self.reward_mode == "win",
+                self.reward_scale,
+            )
         self._deal_ahead()
         return self.obs, self.masks, self.rewards, self.terminated, self.truncated, self.info
 
@@ -340,7 +376,8 @@ def sample_legal_actions(masks: np.ndarray, rng: np.random.Generator, out: np.nd
     if out is None:
         out = np.empty(masks.shape[0], dtype=np.int64)
     out[:] = -1
-    _pick_legal(masks, rng.random(masks.shape[0]), out)
+    with numba.parallel_chunksize(PARALLEL_CHUNKSIZE):
+        _pick_legal(masks, rng.random(masks.shape[0]), out)
     if masks.shape[0] and out.min() < 0:
         rows = np.flatnonzero(out < 0)
         raise ValueError(

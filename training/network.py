@@ -10,6 +10,7 @@ layout, so the only facts it owns are its sizes:
 |               | the two ``pending_options``), 60 each   | slot (shared weights)        |
 | torso         | slot features + every other segment     | ``hidden`` (two ReLU layers) |
 | policy head   | torso                                   | ``NUM_ACTIONS`` logits       |
+|               |                                         | (only the legal ones needed) |
 | value head    | torso                                   | expected hand reward         |
 
 The meld slots are most of the vector (4,320 of 4,886 floats with 2 players)
@@ -18,9 +19,13 @@ and all share one meaning, so a shared slot encoder keeps the network small
 features are concatenated in slot order, and an addition action names its
 slot.
 
-Illegal actions get zero probability: their logits are replaced by the
-smallest float before the softmax (:func:`masked_logits`), so sampling,
-log-probabilities and entropy only ever see legal actions.
+Illegal actions get zero probability. Training and rollouts compute the
+logits of the legal actions only (:func:`legal_log_probs`: a position has
+about 9 of 3,519), as dot products of the torso output with those actions'
+rows of the policy head, and softmax over them per row; the full-width path
+(:func:`masked_logits`: every logit, illegal ones replaced by the smallest
+float) stays for single moves (``PolicyAgent``) and as the tests' reference.
+Both read the same parameters, so checkpoints are the same either way.
 """
 
 from __future__ import annotations
@@ -75,6 +80,15 @@ def _slot_indices(num_players: int, rules: Rules | None) -> tuple[np.ndarray, np
     return slots, rest
 
 
+def _runs(indices: np.ndarray) -> list[tuple[int, int]]:
+    """Sorted flat indices as ``(start, length)`` runs of consecutive ones, so
+    the network reads them as slices (views) instead of a gather, which was
+    half of a forward pass (bench/README.md, profile)."""
+    flat = indices.reshape(-1)
+    breaks = np.flatnonzero(np.diff(flat) != 1) + 1
+    return [(int(part[0]), int(part.size)) for part in np.split(flat, breaks) if part.size]
+
+
 class PolicyNet(nn.Module):
     """Shared-slot-encoder MLP with policy and value heads."""
 
@@ -87,6 +101,8 @@ class PolicyNet(nn.Module):
         self.register_buffer("slot_index", torch.as_tensor(slots, dtype=torch.long), persistent=False)
         self.register_buffer("rest_index", torch.as_tensor(rest, dtype=torch.long), persistent=False)
         n_slots = slots.shape[0]
+        self.slot_runs = _runs(slots)
+        self.rest_runs = _runs(rest)
         self.slot_encoder = nn.Sequential(nn.Linear(MELD_FEATURE_SIZE, shape.slot_embed), nn.ReLU())
         torso_in = n_slots * shape.slot_embed + rest.size
         self.torso = nn.Sequential(
@@ -105,8 +121,11 @@ class PolicyNet(nn.Module):
 
     def features(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Torso output (batch, hidden) and values (batch,)."""
-        slots = self.slot_encoder(obs[:, self.slot_index])  # (batch, n_slots, embed)
-        x = torch.cat([slots.flatten(1), obs[:, self.rest_index]], dim=1)
+        batch = obs.shape[0]
+        slots = [obs[:, start : start + size].reshape(batch, -1, MELD_FEATURE_SIZE) for start, size in self.slot_runs]
+        encoded = self.slot_encoder(slots[0] if len(slots) == 1 else torch.cat(slots, dim=1))
+        rest = [obs[:, start : start + size] for start, size in self.rest_runs]
+        x = torch.cat([encoded.flatten(1), *rest], dim=1)
         h = self.torso(x)
         return h, self.value_head(h).squeeze(-1)
 
@@ -125,24 +144,82 @@ def masked_distribution(logits: torch.Tensor, mask: torch.Tensor) -> Categorical
     return Categorical(logits=masked_logits(logits, mask))
 
 
+def legal_log_probs(
+    net: PolicyNet, h: torch.Tensor, mask: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Log-probabilities of the legal actions only: ``(rows, cols, logp)``, one
+    entry per legal (row, action) pair.
+
+    A position has about 9 legal actions of 3,519, so the policy head's
+    logits are computed as dot products of the torso output with the head's
+    rows of those actions (the head's weights read as action embeddings), and
+    the softmax runs per row over them (segment max / sum). The same
+    parameters and the same distribution as ``masked_logits(net(obs)[0], mask)``,
+    at about 1/400 of the head's arithmetic."""
+    rows, cols = mask.nonzero(as_tuple=True)
+    weight, bias = net.policy_head.weight, net.policy_head.bias
+    # index_select, not h[rows]: its backward is an index_add, several times
+    # faster on CPU than advanced indexing's index_put (bench/README.md, profile)
+    logits = (h.index_select(0, rows) * weight.index_select(0, cols)).sum(1) + bias.index_select(0, cols)
+    n = h.shape[0]
+    top = torch.full((n,), -torch.inf, dtype=logits.dtype, device=logits.device)
+    top = top.scatter_reduce(0, rows, logits.detach(), "amax", include_self=True)
+    shifted = logits - top[rows]
+    total = torch.zeros(n, dtype=logits.dtype, device=logits.device).index_add(0, rows, shifted.exp())
+    return rows, cols, shifted - total.log()[rows]
+
+
 def sample_actions(
+    net: PolicyNet, obs: torch.Tensor, mask: torch.Tensor, generator: torch.Generator | None = None
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Sample one legal action per row: (actions, log-probabilities, values).
+
+    Gumbel-max over the legal actions' log-probabilities (an exact sample of
+    the masked softmax), so no illegal action can ever be drawn: the
+    candidates are the mask's nonzero entries and nothing else."""
+    h, values = net.features(obs)
+    rows, cols, logp = legal_log_probs(net, h, mask)
+    u = torch.rand(logp.shape, dtype=logp.dtype, device=logp.device, generator=generator)
+    key = logp - torch.log(-torch.log(u.clamp_min(torch.finfo(u.dtype).tiny)))
+    n = h.shape[0]
+    best = torch.full((n,), -torch.inf, dtype=key.dtype, device=key.device)
+    best = best.scatter_reduce(0, rows, key, "amax", include_self=True)
+    positions = torch.arange(rows.numel(), device=rows.device)
+    first = torch.full((n,), rows.numel(), dtype=positions.dtype, device=rows.device)
+    winners = key == best[rows]
+    first = first.scatter_reduce(0, rows[winners], positions[winners], "amin", include_self=True)
+    return cols[first], logp[first], values
+
+
+def evaluate_actions(
+    net: PolicyNet, obs: torch.Tensor, mask: torch.Tensor, actions: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Log-probabilities and entropies of the given (legal) actions, and values,
+    computed over the legal actions only (:func:`legal_log_probs`)."""
+    h, values = net.features(obs)
+    rows, cols, logp_legal = legal_log_probs(net, h, mask)
+    n = h.shape[0]
+    chosen = torch.where(cols == actions[rows], logp_legal, torch.zeros_like(logp_legal))
+    logp = torch.zeros(n, dtype=logp_legal.dtype, device=logp_legal.device).index_add(0, rows, chosen)
+    entropy = -torch.zeros_like(logp).index_add(0, rows, logp_legal.exp() * logp_legal)
+    return logp, entropy, values
+
+
+def sample_actions_dense(
     net: PolicyNet, obs: torch.Tensor, mask: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Sample one legal action per row: (actions, log-probabilities, values)."""
+    """The full-width path (every action's logit, then the mask): the
+    reference for :func:`sample_actions` in tests and ``bench/bench_training.py``."""
     logits, values = net(obs)
     dist = masked_distribution(logits, mask)
     actions = dist.sample()
     return actions, dist.log_prob(actions), values
 
 
-def evaluate_actions(
+def evaluate_actions_dense(
     net: PolicyNet, obs: torch.Tensor, mask: torch.Tensor, actions: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Log-probabilities and entropies of the given (legal) actions, and values.
-
-    Written out (log_softmax once, reused for both) rather than through
-    ``Categorical``: the softmax over 3,519 actions is most of a training
-    step, and this is about 20% faster."""
+    """:func:`evaluate_actions` through all 3,519 logits (the reference path)."""
     logits, values = net(obs)
     logp_all = torch.log_softmax(masked_logits(logits, mask), dim=1)
     logp = logp_all.gather(1, actions.unsqueeze(1)).squeeze(1)

@@ -71,7 +71,17 @@ from training import checkpoint as ckpt
 from training.config_fields import check_dataclass_fields
 from training.evaluate import AgentSpec, evaluate
 from training.league import SELF, SNAPSHOT_PREFIX, League
-from training.network import NetworkShape, PolicyNet, evaluate_actions, parameter_count, sample_actions
+from training.network import (
+    NetworkShape,
+    PolicyNet,
+    evaluate_actions,
+    evaluate_actions_dense,
+    parameter_count,
+    sample_actions,
+    sample_actions_dense,
+)
+from training.rollout import VectorRollout, episode_batch
+from training.schedule import schedule_problems, scheduled_values
 
 LEARNER = "learner"
 #: what exp_name may hold: it is part of the run folder's name
@@ -173,6 +183,17 @@ class PPOConfig:
     """Folder holding the run folders."""
     log_every: int = 1
     """Write training scalars every this many updates."""
+    rollout: str = "vector"
+    """Where games are played: vector (the batched compiled core, training/rollout.py) or engine (the readable
+    engine, one game at a time: the path before issue 15, kept for comparison in bench/bench_training.py)."""
+    policy_head: str = "legal"
+    """Logits of the legal actions only (legal) or of all 3,519 then masked (full: the earlier path); same network."""
+    device: str = "auto"
+    """Torch device for the network: auto (cuda when present, else cpu), cpu, cuda, cuda:N."""
+    env_threads: int | None = None
+    """numba threads of the batched env (None: numba's default, every core)."""
+    schedules: dict[str, list[list[Any]]] = field(default_factory=dict)
+    """Values from a given update on: {field: [[update, value], ...]} (training/schedule.py)."""
 
     def __post_init__(self) -> None:
         # every value has its field's type first (YAML's "1e-3" is a string; "abc" is refused)
@@ -230,6 +251,17 @@ class PPOConfig:
             problems.append(f"self_play_fraction must be in [0, 1], got {self.self_play_fraction}")
         if not self.league_baselines and self.self_play_fraction < 1 and self.snapshot_every <= 0:
             problems.append("the league is empty: give league_baselines, snapshots or self_play_fraction=1")
+        if self.rollout not in ("vector", "engine"):
+            problems.append(f"rollout must be vector or engine, got {self.rollout!r}")
+        if self.policy_head not in ("legal", "full"):
+            problems.append(f"policy_head must be legal or full, got {self.policy_head!r}")
+        if not isinstance(self.device, str) or not (
+            self.device in ("auto", "cpu", "cuda") or self.device.startswith("cuda:")
+        ):
+            problems.append(f"device must be auto, cpu, cuda or cuda:N, got {self.device!r}")
+        if self.env_threads is not None and self.env_threads <= 0:
+            problems.append(f"env_threads must be > 0 or null, got {self.env_threads}")
+        problems.extend(schedule_problems(self.schedules))
         if problems:
             raise ValueError("bad training config: " + "; ".join(problems))
 
@@ -380,6 +412,16 @@ def _teacher_games(args: tuple[str, str, int, int, list[int], float, float, floa
     }
 
 
+def resolve_device(name: str) -> torch.device:
+    """``auto``: CUDA when present, else the CPU; otherwise the named device
+    (a clear error when CUDA is asked for and missing)."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"device {name!r} asked for, but torch sees no CUDA device (use device: auto or cpu)")
+    return torch.device(name)
+
+
 def latest_checkpoint(path: Path) -> Path:
     """What ``--resume`` names: a checkpoint file, or a run folder (its latest one)."""
     return path / "checkpoints" / "latest.pt" if path.is_dir() else path
@@ -393,6 +435,7 @@ class Trainer:
         self.cfg = config
         self.progress = progress
         torch.set_num_threads(config.torch_threads)
+        self.device = resolve_device(config.device)
         self.rules: Rules = load_rules(config.rules)
         self.rules.check_players(config.num_players)
         self.n = config.num_players
@@ -400,7 +443,9 @@ class Trainer:
         self.layout = layout_id(self.n, self.rules)
         shape = NetworkShape.for_env(self.n, self.rules, hidden=config.hidden, slot_embed=config.slot_embed)
         torch.manual_seed(config.seed)
-        self.net = PolicyNet(shape, self.rules)
+        self.net = PolicyNet(shape, self.rules).to(self.device)
+        #: the config with this update's scheduled values (training/schedule.py)
+        self.live_cfg = config
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config.learning_rate, eps=1e-5)
         self.rng = np.random.default_rng(config.seed)
         self.league = League(
@@ -431,11 +476,17 @@ class Trainer:
         self.writer = SummaryWriter(str(self.run_dir), purge_step=self.global_step + 1 if resume else None)
         self.obs_buf = np.zeros((config.num_envs, self.observer.size), dtype=np.float32)
         self.mask_buf = np.zeros((config.num_envs, self.net.policy_head.out_features), dtype=bool)
-        self.tables = [Table(i) for i in range(config.num_envs)]
-        for table in self.tables:
-            self._new_hand(table)
         self.recent_returns: deque[float] = deque(maxlen=200)
         self.recent_lengths: deque[int] = deque(maxlen=200)
+        self._apply_schedules()
+        self.tables: list[Table] = []
+        self.vector: VectorRollout | None = None
+        if config.rollout == "vector":
+            self.vector = VectorRollout(self, num_threads=config.env_threads)
+        else:
+            self.tables = [Table(i) for i in range(config.num_envs)]
+            for table in self.tables:
+                self._new_hand(table)
 
     # ------------------------------------------------------------------ games
     def _new_hand(self, table: Table) -> None:
@@ -464,10 +515,12 @@ class Trainer:
         a table still plays against it (a hand outlives an eviction)."""
         net = self.snapshot_nets.get(name)
         if net is None:
-            net = PolicyNet(self.net.shape, self.rules)
+            net = PolicyNet(self.net.shape, self.rules).to(self.device)
             net.load_state_dict(self.league.snapshots[name])
             net.eval()
             in_use = set(self.league.snapshots) | {t.opponent for t in getattr(self, "tables", [])}
+            if getattr(self, "vector", None) is not None:
+                in_use |= self.vector.opponents_in_play()
             self.snapshot_nets = {k: v for k, v in self.snapshot_nets.items() if k in in_use}
             self.snapshot_nets[name] = net
         return net
@@ -515,10 +568,11 @@ class Trainer:
             assert state is not None
             self.observer.encode(state, state.current, out=self.obs_buf[i])
             self.mask_buf[i] = state.legal_mask()
-        actions, logprobs, values = sample_actions(
-            net, torch.from_numpy(self.obs_buf[:k]), torch.from_numpy(self.mask_buf[:k])
+        sample = sample_actions if self.cfg.policy_head == "legal" else sample_actions_dense
+        actions, logprobs, values = sample(
+            net, torch.from_numpy(self.obs_buf[:k]).to(self.device), torch.from_numpy(self.mask_buf[:k]).to(self.device)
         )
-        return actions.numpy(), logprobs.numpy(), values.numpy()
+        return actions.cpu().numpy(), logprobs.cpu().numpy(), values.cpu().numpy()
 
     def _step_all(self, finished: list[Episode]) -> int:
         """Every table makes one decision; returns the learner decisions stored."""
@@ -563,8 +617,10 @@ class Trainer:
                 self._apply(table, int(actions[i]), finished)
         return len(learner_rows)
 
-    def collect(self) -> list[Episode]:
+    def collect(self) -> list[Any]:
         """Play until at least ``batch_size`` learner decisions lie in finished episodes."""
+        if self.vector is not None:
+            return self.vector.collect(self.cfg.batch_size)
         finished: list[Episode] = []
         stored = 0
         while stored < self.cfg.batch_size:
@@ -574,25 +630,34 @@ class Trainer:
         return finished
 
     # ------------------------------------------------------------------ learning
-    def _ppo_update(self, episodes: list[Episode]) -> dict[str, float]:
-        cfg = self.cfg
-        advs, rets = zip(*(gae(ep.values, ep.reward, cfg.gamma, cfg.gae_lambda) for ep in episodes), strict=True)
-        obs = torch.from_numpy(np.concatenate([ep.obs for ep in episodes]))
-        masks = torch.from_numpy(np.concatenate([ep.masks for ep in episodes]))
-        actions = torch.from_numpy(np.concatenate([ep.actions for ep in episodes]))
-        old_logp = torch.from_numpy(np.concatenate([ep.logprobs for ep in episodes]))
-        old_values = torch.from_numpy(np.concatenate([ep.values for ep in episodes]))
-        advantages = torch.from_numpy(np.concatenate(advs))
-        returns = torch.from_numpy(np.concatenate(rets))
+    def _ppo_update(self, episodes: list[Any]) -> dict[str, float]:
+        cfg = self.live_cfg
+        batch = episode_batch(episodes)
+        lengths = [ep.rows.size if hasattr(ep, "rows") else ep.actions.size for ep in episodes]
+        splits = np.cumsum(lengths)[:-1]
+        values_of = np.split(batch["values"], splits)
+        advs, rets = zip(
+            *(gae(v, ep.reward, cfg.gamma, cfg.gae_lambda) for v, ep in zip(values_of, episodes, strict=True)),
+            strict=True,
+        )
+        device = self.device
+        obs = torch.from_numpy(batch["obs"]).to(device)
+        masks = torch.from_numpy(batch["masks"]).to(device)
+        actions = torch.from_numpy(batch["actions"]).to(device)
+        old_logp = torch.from_numpy(batch["logprobs"]).to(device)
+        old_values = torch.from_numpy(batch["values"]).to(device)
+        advantages = torch.from_numpy(np.concatenate(advs)).to(device)
+        returns = torch.from_numpy(np.concatenate(rets)).to(device)
+        evaluate_fn = evaluate_actions if cfg.policy_head == "legal" else evaluate_actions_dense
         n = obs.shape[0]
         clipfracs: list[float] = []
         stats: dict[str, float] = {}
         self.net.train()
         for _epoch in range(cfg.update_epochs):
-            perm = torch.from_numpy(self.rng.permutation(n))
+            perm = torch.from_numpy(self.rng.permutation(n)).to(device)
             for start in range(0, n, cfg.minibatch_size):
                 idx = perm[start : start + cfg.minibatch_size]
-                logp, entropy, values = evaluate_actions(self.net, obs[idx], masks[idx], actions[idx])
+                logp, entropy, values = evaluate_fn(self.net, obs[idx], masks[idx], actions[idx])
                 entropy = entropy.mean()
                 log_ratio = logp - old_logp[idx]
                 ratio = log_ratio.exp()
@@ -674,9 +739,12 @@ class Trainer:
                 total_loss = 0.0
                 for start in range(0, n, cfg.minibatch_size):
                     idx = perm[start : start + cfg.minibatch_size]
-                    logp, _, values = evaluate_actions(self.net, obs[idx].float(), masks[idx], actions[idx])
+                    dev = self.device
+                    logp, _, values = evaluate_actions(
+                        self.net, obs[idx].float().to(dev), masks[idx].to(dev), actions[idx].to(dev)
+                    )
                     ce = -logp.mean()
-                    v_loss = 0.5 * ((values - targets[idx]) ** 2).mean()
+                    v_loss = 0.5 * ((values - targets[idx].to(dev)) ** 2).mean()
                     loss = ce + cfg.vf_coef * v_loss
                     optimizer.zero_grad()
                     loss.backward()
@@ -698,6 +766,10 @@ class Trainer:
         """Duplicate games against each evaluation baseline (greedy policy)."""
         cfg = self.cfg
         net = self.net
+        if self.device.type != "cpu":  # PolicyAgent plays one move at a time, on the CPU
+            net = PolicyNet(self.net.shape, self.rules)
+            net.load_state_dict({k: v.cpu() for k, v in self.net.state_dict().items()})
+            net.eval()
 
         def factory(seed: int) -> Any:
             from agents.policy import PolicyAgent
@@ -794,8 +866,21 @@ class Trainer:
         rows = "\n".join(f"|{k}|{v}|" for k, v in self.cfg.to_dict().items())
         self.writer.add_text("hyperparameters", f"|param|value|\n|-|-|\n{rows}")
 
+    def _apply_schedules(self) -> None:
+        """This update's scheduled values (training/schedule.py) into ``live_cfg`` and the league."""
+        values = scheduled_values(self.cfg.schedules, self.update, self.cfg)
+        self.live_cfg = dataclasses.replace(self.cfg, **values) if values else self.cfg
+        live = self.live_cfg
+        if live.baseline_fraction is not None and not 0 <= live.baseline_fraction <= 1 - live.self_play_fraction:
+            raise ValueError(
+                f"at update {self.update}: baseline_fraction {live.baseline_fraction} must be in "
+                f"[0, 1 - self_play_fraction = {1 - live.self_play_fraction}]"
+            )
+        self.league.self_play_fraction = self.live_cfg.self_play_fraction
+        self.league.baseline_fraction = self.live_cfg.baseline_fraction
+
     def _set_learning_rate(self) -> float:
-        lr = self.cfg.learning_rate
+        lr = self.live_cfg.learning_rate
         if self.cfg.anneal_lr:
             lr *= max(0.0, 1.0 - self.global_step / self.cfg.total_steps)
         for group in self.optimizer.param_groups:
@@ -820,7 +905,10 @@ class Trainer:
             total=cfg.total_steps, initial=min(self.global_step, cfg.total_steps), unit="dec", disable=not self.progress
         )
         while self.global_step < cfg.total_steps and not self._out_of_time():
+            self._apply_schedules()
             lr = self._set_learning_rate()
+            if self.vector is not None:
+                self.vector.timing = dict.fromkeys(self.vector.timing, 0.0)
             t0 = time.perf_counter()
             episodes = self.collect()
             t1 = time.perf_counter()
@@ -834,6 +922,13 @@ class Trainer:
                 w = self.writer
                 w.add_scalar("charts/SPS", steps / max(t2 - t0, 1e-9), self.global_step)
                 w.add_scalar("charts/rollout_SPS", steps / max(t1 - t0, 1e-9), self.global_step)
+                w.add_scalar("charts/update_seconds", t2 - t1, self.global_step)
+                if self.vector is not None:
+                    rollout_seconds = max(t1 - t0, 1e-9)
+                    for part, seconds in self.vector.timing.items():
+                        w.add_scalar(f"rollout/{part}_share", seconds / rollout_seconds, self.global_step)
+                if self.live_cfg.baseline_fraction is not None:
+                    w.add_scalar("league/baseline_fraction", self.live_cfg.baseline_fraction, self.global_step)
                 w.add_scalar("charts/learning_rate", lr, self.global_step)
                 w.add_scalar("charts/episodes", self.episodes_done, self.global_step)
                 if self.recent_returns:

@@ -1,0 +1,327 @@
+"""Rollouts on the compiled core (``rollout: vector``, the default).
+
+``num_envs`` games run in one :class:`~burako_env.vector.BurakoVectorEnv`;
+every step each game makes one decision, by whoever holds its current seat:
+
+| controller        | how it acts                                                      |
+|-------------------|------------------------------------------------------------------|
+| forced move       | the only legal action, not stored (it cannot change the policy)  |
+| learner           | all learner rows of the step in **one** forward pass (sampled    |
+|                   | over the legal actions only); stored as decisions                |
+| ``snapshot:N``    | one forward pass per frozen snapshot in play, for all its rows   |
+| baseline (agent)  | the agent's ``act`` on the game read back as a ``GameState``     |
+|                   | (``env.game_state(i)``); timed apart: ``timing["baselines"]``    |
+
+then ``env.step(actions)`` moves every game at once (finished hands are
+re-dealt inside the step).
+
+The baselines need a readable state, which costs a conversion and the
+agent's own search every time they move; their share of the loop is bounded
+by their share of the games (``baseline_fraction``, schedulable) and reported
+as ``rollout/baseline_share`` (seconds in baseline moves / rollout seconds).
+
+Credit is per seat: each learner seat's decisions of a hand form one episode,
+rewarded with its own side's result (``side_totals`` of the hand that ended:
+the zero-sum difference of engine.zero_sum_rewards), so in self-play both
+seats are stored with opposite rewards, and with 4 players partners (same
+side) share the policy and the result.
+
+Decisions live in a :class:`DecisionStore` (preallocated, growing by
+doubling): one row per decision, so a step copies its learner rows once and
+the update gathers the batch once. Unfinished hands carry over to the next
+rollout (their rows are moved to the front of the store).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+
+from agents.registry import make_agent
+from agents.runner import LazyObservation, LazySeatView
+from burako_env import fast as F
+from burako_env.actions import NUM_ACTIONS
+from burako_env.vector import BurakoVectorEnv
+from training.league import SELF, SNAPSHOT_PREFIX
+from training.network import sample_actions
+
+if TYPE_CHECKING:
+    from training.ppo import Trainer
+
+
+class DecisionStore:
+    """Learner decisions, one row each: observation, mask, action, behaviour
+    log-probability and value. Grows by doubling; rows are stable until
+    :meth:`compact`."""
+
+    def __init__(self, obs_size: int, num_actions: int = NUM_ACTIONS, capacity: int = 1024) -> None:
+        self.obs = np.zeros((capacity, obs_size), dtype=np.float32)
+        self.masks = np.zeros((capacity, num_actions), dtype=np.bool_)
+        self.actions = np.zeros(capacity, dtype=np.int64)
+        self.logprobs = np.zeros(capacity, dtype=np.float32)
+        self.values = np.zeros(capacity, dtype=np.float32)
+        self.size = 0
+
+    @property
+    def capacity(self) -> int:
+        return self.actions.shape[0]
+
+    def _reserve(self, extra: int) -> None:
+        need = self.size + extra
+        if need <= self.capacity:
+            return
+        capacity = max(need, 2 * self.capacity)
+        for name in ("obs", "masks", "actions", "logprobs", "values"):
+            old = getattr(self, name)
+            new = np.zeros((capacity, *old.shape[1:]), dtype=old.dtype)
+            new[: self.size] = old[: self.size]
+            setattr(self, name, new)
+
+    def take(self, obs: np.ndarray, masks: np.ndarray, rows: np.ndarray) -> slice:
+        """Copy ``obs[rows]`` and ``masks[rows]`` (int8 0/1) into new rows; returns them."""
+        k = rows.size
+        self._reserve(k)
+        where = slice(self.size, self.size + k)
+        np.take(obs, rows, axis=0, out=self.obs[where])
+        np.take(masks.view(np.bool_), rows, axis=0, out=self.masks[where])
+        self.size += k
+        return where
+
+    def compact(self, live: list[list[int]]) -> None:
+        """Keep only the rows listed in ``live`` (moved to the front, in place
+        of the lists' contents), dropping everything else."""
+        old = np.fromiter((r for rows in live for r in rows), dtype=np.int64)
+        if old.size:
+            for name in ("obs", "masks", "actions", "logprobs", "values"):
+                array = getattr(self, name)
+                array[: old.size] = array[old]
+        position = 0
+        for rows in live:
+            n = len(rows)
+            rows[:] = range(position, position + n)
+            position += n
+        self.size = int(old.size)
+
+
+@dataclass
+class StoredEpisode:
+    """A finished episode of one learner seat whose decisions are rows of a
+    :class:`DecisionStore` (same fields as ``ppo.Episode``, read from it)."""
+
+    store: DecisionStore
+    rows: np.ndarray
+    reward: float
+    seat: int = -1
+    hand: int = -1
+    opponent: str = ""
+
+    @property
+    def obs(self) -> np.ndarray:
+        return self.store.obs[self.rows]
+
+    @property
+    def masks(self) -> np.ndarray:
+        return self.store.masks[self.rows]
+
+    @property
+    def actions(self) -> np.ndarray:
+        return self.store.actions[self.rows]
+
+    @property
+    def logprobs(self) -> np.ndarray:
+        return self.store.logprobs[self.rows]
+
+    @property
+    def values(self) -> np.ndarray:
+        return self.store.values[self.rows]
+
+
+class VectorRollout:
+    """The trainer's games on the batched compiled core (module docstring)."""
+
+    def __init__(self, trainer: Trainer, num_threads: int | None = None) -> None:
+        self.trainer = trainer
+        cfg = trainer.cfg
+        self.n = trainer.n
+        self.num_envs = cfg.num_envs
+        self.env = BurakoVectorEnv(cfg.num_envs, trainer.n, rules=trainer.rules, num_threads=num_threads)
+        self.num_sides = self.env.num_sides
+        self.seeds = [int(s) for s in trainer.rng.integers(2**63, size=cfg.num_envs)]
+        self.env.reset(seed=self.seeds)
+        self.store = DecisionStore(self.env.observation_size, capacity=max(1024, cfg.batch_size))
+        n_envs, n = cfg.num_envs, trainer.n
+        self.opponent = [SELF] * n_envs
+        self.learner_side = np.zeros(n_envs, dtype=np.int64)
+        self.learner_seat = np.zeros((n_envs, n), dtype=np.bool_)
+        #: rows of each (game, seat)'s decisions in the current hand
+        self.live: list[list[list[int]]] = [[[] for _ in range(n)] for _ in range(n_envs)]
+        self.agents: dict[tuple[int, int, str], Any] = {}
+        self.view_rngs: list[list[np.random.Generator]] = [[] for _ in range(n_envs)]
+        #: seconds per part of the loop since the trainer last read them
+        self.timing = {"env": 0.0, "learner": 0.0, "snapshots": 0.0, "baselines": 0.0, "bookkeeping": 0.0}
+        #: when a list: (game, seat, action, store row or -1) of every move, for tests
+        self.trace: list[tuple[int, int, int, int]] | None = None
+        self._all = np.arange(n_envs)
+        for i in range(n_envs):
+            self._new_hand(i)
+
+    # ------------------------------------------------------------------ hands
+    def opponents_in_play(self) -> set[str]:
+        return set(self.opponent)
+
+    def _new_hand(self, i: int) -> None:
+        t = self.trainer
+        opponent = t.league.sample(t.rng)
+        self.opponent[i] = opponent
+        side = int(t.rng.integers(self.num_sides))
+        self.learner_side[i] = side
+        for s in range(self.n):
+            self.learner_seat[i, s] = opponent == SELF or s % self.num_sides == side
+            self.live[i][s] = []
+        self.view_rngs[i] = [np.random.default_rng(t.rng.integers(2**63)) for _ in range(self.n)]
+        if opponent.startswith(SNAPSHOT_PREFIX):
+            t._snapshot_net(opponent)  # built now: the league may evict it before the hand ends
+        elif opponent != SELF:
+            for s in range(self.n):
+                if not self.learner_seat[i, s]:
+                    key = (i, s, opponent)
+                    if key not in self.agents:
+                        self.agents[key] = make_agent(opponent, seed=int(t.rng.integers(2**31)))
+                    self.agents[key].reset(s, t.rules, self.n)
+
+    def _finish_hand(self, i: int, finished: list[StoredEpisode]) -> None:
+        t = self.trainer
+        cfg = t.cfg
+        env = self.env
+        totals = env.side_totals[i].astype(np.float64)
+        sides = self.num_sides
+        diffs = totals - (totals.sum() - totals) / (sides - 1)
+        opponent = self.opponent[i]
+        for seat in range(self.n):
+            rows = self.live[i][seat]
+            if not self.learner_seat[i, seat] or not rows:
+                continue
+            diff = diffs[seat % sides]
+            reward = cfg.win_weight * float(np.sign(diff)) + cfg.score_weight * diff / cfg.reward_scale
+            finished.append(
+                StoredEpisode(
+                    self.store,
+                    np.asarray(rows, dtype=np.int64),
+                    float(reward),
+                    seat=seat,
+                    hand=t.episodes_done,
+                    opponent=opponent,
+                )
+            )
+            if opponent != SELF:  # self-play returns are zero-sum: they would pull the chart to 0
+                t.recent_returns.append(float(reward))
+                t.recent_lengths.append(len(rows))
+        scored = int(env.end_reason[i]) not in (F.END_VOID, F.END_TRUNCATED)
+        if scored and opponent in t.league.opponents:
+            diff = diffs[self.learner_side[i]]
+            t.league.record(opponent, 1.0 if diff > 0 else 0.0 if diff < 0 else 0.5)
+        t.episodes_done += 1
+        self._new_hand(i)
+
+    # ------------------------------------------------------------------ stepping
+    @torch.inference_mode()
+    def step(self, finished: list[StoredEpisode]) -> int:
+        """Every game makes one decision; returns the learner decisions stored."""
+        t = self.trainer
+        env = self.env
+        clock = time.perf_counter
+        t0 = clock()
+        masks = env.masks
+        current = env.current_player
+        counts = np.count_nonzero(masks, axis=1)
+        actions = np.zeros(self.num_envs, dtype=np.int64)
+        forced = counts == 1
+        if forced.any():
+            actions[forced] = np.argmax(masks[forced], axis=1)
+        free = ~forced
+        learner = free & self.learner_seat[self._all, current]
+        learner_rows = np.flatnonzero(learner)
+        snapshot_rows: dict[str, list[int]] = {}
+        baseline_rows: list[int] = []
+        for i in np.flatnonzero(free & ~learner).tolist():
+            name = self.opponent[i]
+            if name.startswith(SNAPSHOT_PREFIX):
+                snapshot_rows.setdefault(name, []).append(i)
+            else:
+                baseline_rows.append(i)
+        t1 = clock()
+        stored = slice(0, 0)
+        if learner_rows.size:
+            store = self.store
+            stored = store.take(env.obs, masks, learner_rows)
+            obs = torch.from_numpy(store.obs[stored]).to(t.device)
+            mask = torch.from_numpy(store.masks[stored]).to(t.device)
+            chosen, logp, values = sample_actions(t.net, obs, mask)
+            chosen_np = chosen.cpu().numpy()
+            store.actions[stored] = chosen_np
+            store.logprobs[stored] = logp.cpu().numpy()
+            store.values[stored] = values.cpu().numpy()
+            actions[learner_rows] = chosen_np
+            live = self.live
+            for row, i in enumerate(learner_rows.tolist(), start=stored.start):
+                live[i][current[i]].append(row)
+        t2 = clock()
+        for name, rows in snapshot_rows.items():
+            index = np.asarray(rows)
+            obs = torch.from_numpy(env.obs[index]).to(t.device)
+            mask = torch.from_numpy(masks[index].view(np.bool_)).to(t.device)
+            chosen, _, _ = sample_actions(t._snapshot_net(name), obs, mask)
+            actions[index] = chosen.cpu().numpy()
+        t3 = clock()
+        for i in baseline_rows:
+            seat = int(current[i])
+            state = env.game_state(i)
+            observation = LazyObservation(t.observer, state, seat, masks[i].copy())
+            view = LazySeatView(state, seat, self.view_rngs[i][seat])
+            actions[i] = int(self.agents[(i, seat, self.opponent[i])].act(observation, view))
+            observation.expire()
+            view.expire()
+        t4 = clock()
+        if self.trace is not None:
+            rows_of = dict(zip(learner_rows.tolist(), range(stored.start, stored.stop), strict=True))
+            for i in range(self.num_envs):
+                self.trace.append((i, int(current[i]), int(actions[i]), rows_of.get(i, -1)))
+        env.step(actions)
+        t5 = clock()
+        for i in np.flatnonzero(env.terminated | env.truncated).tolist():
+            self._finish_hand(i, finished)
+        t6 = clock()
+        timing = self.timing
+        timing["bookkeeping"] += (t1 - t0) + (t6 - t5)
+        timing["learner"] += t2 - t1
+        timing["snapshots"] += t3 - t2
+        timing["baselines"] += t4 - t3
+        timing["env"] += t5 - t4
+        return int(learner_rows.size)
+
+    def collect(self, batch_size: int) -> list[StoredEpisode]:
+        """Play until at least ``batch_size`` learner decisions lie in finished episodes."""
+        self.store.compact([rows for game in self.live for rows in game])
+        finished: list[StoredEpisode] = []
+        done = 0
+        while done < batch_size:
+            before = len(finished)
+            self.step(finished)
+            done += sum(ep.rows.size for ep in finished[before:])
+        return finished
+
+
+def episode_batch(episodes: list[Any]) -> dict[str, np.ndarray]:
+    """The stored arrays of a list of episodes, concatenated in order (one
+    gather per array for store-backed episodes)."""
+    names = ("obs", "masks", "actions", "logprobs", "values")
+    if episodes and all(isinstance(ep, StoredEpisode) for ep in episodes):
+        store = episodes[0].store
+        if all(ep.store is store for ep in episodes):
+            rows = np.concatenate([ep.rows for ep in episodes])
+            return {name: getattr(store, name)[rows] for name in names}
+    return {name: np.concatenate([getattr(ep, name) for ep in episodes]) for name in names}

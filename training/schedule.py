@@ -1,0 +1,76 @@
+"""Schedules: config values that change at given updates.
+
+In a training config::
+
+    schedules:
+      learning_rate: [[0, 1.0e-4], [265, 2.0e-4]]   # from update 265 on: 2e-4
+      baseline_fraction: [[265, 0.6]]               # before 265: the field's own value
+
+A schedule is a list of ``[update, value]`` pairs, updates strictly
+increasing; from each listed update on (the update about to run, counted
+from 0) the value replaces the config field's; before the first pair the
+field's own value holds. Values are piecewise constant (``anneal_lr`` still
+scales the scheduled learning rate linearly to 0 over ``total_steps``).
+Which fields may be scheduled is :data:`SCHEDULABLE`; the trainer applies the
+values at the start of every update, so a resumed run picks up the same
+values at the same updates.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: fields a schedule may change, with the type of their values
+SCHEDULABLE: dict[str, tuple[type, ...]] = {
+    "learning_rate": (float, int),
+    "baseline_fraction": (float, int, type(None)),
+    "self_play_fraction": (float, int),
+    "ent_coef": (float, int),
+    "clip_coef": (float, int),
+    "target_kl": (float, int, type(None)),
+    "update_epochs": (int,),
+}
+
+
+def schedule_problems(schedules: Any) -> list[str]:
+    """Everything wrong with a ``schedules`` mapping, as messages (empty: fine)."""
+    if not isinstance(schedules, dict):
+        return [f"schedules must be a mapping of field -> [[update, value], ...], got {schedules!r}"]
+    problems = []
+    for name, points in schedules.items():
+        if name not in SCHEDULABLE:
+            problems.append(f"schedules: {name!r} cannot be scheduled; schedulable: {sorted(SCHEDULABLE)}")
+            continue
+        if not isinstance(points, list) or not points:
+            problems.append(f"schedules.{name} must be a non-empty list of [update, value] pairs, got {points!r}")
+            continue
+        last = -1
+        for point in points:
+            if not isinstance(point, (list, tuple)) or len(point) != 2:
+                problems.append(f"schedules.{name}: {point!r} is not an [update, value] pair")
+                continue
+            update, value = point
+            if isinstance(update, bool) or not isinstance(update, int) or update < 0:
+                problems.append(f"schedules.{name}: update {update!r} must be an integer >= 0")
+                continue
+            if update <= last:
+                problems.append(f"schedules.{name}: updates must increase, got {update} after {last}")
+            last = update
+            if isinstance(value, bool) or not isinstance(value, SCHEDULABLE[name]):
+                kinds = "/".join(t.__name__ for t in SCHEDULABLE[name])
+                problems.append(f"schedules.{name}: value {value!r} at update {update} must be {kinds}")
+    return problems
+
+
+def value_at(points: list[list[Any]], update: int, default: Any) -> Any:
+    """The scheduled value for ``update`` (``default`` before the first pair)."""
+    value = default
+    for start, scheduled in points:
+        if update >= start:
+            value = scheduled
+    return value
+
+
+def scheduled_values(schedules: dict[str, list[list[Any]]], update: int, config: Any) -> dict[str, Any]:
+    """Every scheduled field's value for ``update`` (fields without a schedule are left out)."""
+    return {name: value_at(points, update, getattr(config, name)) for name, points in schedules.items()}
