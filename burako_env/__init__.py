@@ -7,7 +7,7 @@ env.reset(seed=0)
 
 from burako_env.actions import NUM_ACTIONS, describe_action
 from burako_env.engine import GameState, IllegalActionError, Phase
-from burako_env.env import env, raw_env
+from burako_env.env import env, parallel_env, raw_env
 from burako_env.observation import observation_layout, split_observation
 from burako_env.rules import Rules, RulesError, load_rules, preset_names
 
@@ -22,6 +22,7 @@ __all__ = [
     "env",
     "load_rules",
     "observation_layout",
+    "parallel_env",
     "preset_names",
     "raw_env",
     "split_observation",

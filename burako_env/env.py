@@ -25,6 +25,12 @@ the same mano (B24).
 
 A hand that reaches ``max_turns`` turns is truncated (``truncations``), no
 score: players can trade the discard pile back and forth for ever.
+``max_cycles`` (default None) truncates an episode after that many decisions
+(actions of any agent), as PettingZoo's ``max_cycles`` convention expects.
+
+Each agent's action space is a :class:`MaskedActionSpace`: ``sample()``
+returns an action legal now when that agent is to act. :func:`parallel_env`
+gives the game as a PettingZoo ``ParallelEnv`` (turn-based conversion).
 """
 
 from __future__ import annotations
@@ -184,6 +190,84 @@ def check_seed(seed: Any) -> int:
     return int(seed)
 
 
+class MaskedActionSpace(ActionSpace):
+    """The action space of one seat, whose ``sample()`` (without a mask)
+    draws among the actions legal *now* when that seat is to act, from the
+    space's own generator (``seed`` it for reproducible draws); otherwise,
+    or with an explicit ``mask``/``probability``, it is a plain ``Discrete``.
+    So the generic loops of PettingZoo's and Gymnasium's checkers, which
+    sample ``action_space.sample()``, play real hands instead of ending them
+    with an illegal action; ``contains`` is unchanged (every action id)."""
+
+    def __init__(self, n: int, legal_mask: Any) -> None:
+        super().__init__(n)
+        #: a callable returning the seat's legal mask now, or None when it is not to act
+        self._legal_mask = legal_mask
+
+    def sample(self, mask: Any = None, probability: Any = None) -> np.int64:
+        if mask is None and probability is None:
+            legal = self._legal_mask()
+            if legal is not None:
+                actions = np.flatnonzero(legal)
+                if actions.size:
+                    return np.int64(actions[self.np_random.integers(actions.size)])
+        return super().sample(mask=mask, probability=probability)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, spaces.Discrete) and self.n == other.n and self.start == other.start
+
+    def __hash__(self) -> int:
+        return hash((int(self.n), int(self.start)))
+
+
+class _SeatMask:
+    """``MaskedActionSpace``'s source for an AEC seat: its mask when it is to act."""
+
+    def __init__(self, raw: raw_env, agent: str) -> None:
+        self.raw, self.agent = raw, agent
+
+    def __call__(self) -> np.ndarray | None:
+        raw = self.raw
+        state = raw.state_
+        if state is None or not raw.agents or raw.agent_selection != self.agent or state.hand_over:
+            return None
+        if raw.terminations[self.agent] or raw.truncations[self.agent]:
+            return None
+        return state.legal_mask()
+
+
+def hand_rewards(state: GameState | FastGame, reward: str, reward_scale: float, match: bool) -> list[float]:
+    """Each side's reward at the end of a hand (the module docstring's
+    ``reward`` modes), shared by the AEC env and the single-agent and vector
+    Gymnasium envs."""
+    sides = state.num_sides
+    if reward == "score":
+        return [r / reward_scale for r in state.side_rewards()]
+    if match:
+        winner = state.match_winner
+    else:
+        winner = -1
+        if state.hand_scores is not None:
+            totals = [s.total for s in state.hand_scores]
+            best = max(totals)
+            if totals.count(best) == 1:
+                winner = totals.index(best)
+    if winner < 0:
+        return [0.0] * sides
+    return [1.0 if s == winner else -1.0 / (sides - 1) for s in range(sides)]
+
+
+def parallel_env(**kwargs: Any) -> Any:
+    """The game as a PettingZoo ``ParallelEnv`` through PettingZoo's
+    turn-based conversion (``turn_based_aec_to_parallel``): each ``step``
+    applies the action of the one agent to act (``infos[a]["active_agent"]``
+    names it; the other agents' actions are ignored), and every agent
+    observes after each step. Same keyword arguments as :func:`env`."""
+    from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+
+    return turn_based_aec_to_parallel(env(**kwargs))
+
+
 def env(**kwargs: Any) -> AECEnv:
     """The environment with PettingZoo's standard wrappers for classic games
     (TerminateIllegalWrapper: an illegal action ends the game with -1 for the
@@ -213,6 +297,7 @@ class raw_env(AECEnv):
         match: bool = False,
         max_turns: int | None = None,
         engine: str = "fast",
+        max_cycles: int | None = None,
     ) -> None:
         self._mirrors: list[AECEnv] = []  # wrappers that receive the hot attributes (_mirrored_attribute)
         super().__init__()
@@ -224,7 +309,13 @@ class raw_env(AECEnv):
             )
         if engine not in ENGINES:
             raise ValueError(f"engine must be one of {ENGINES}, got {short_repr(engine)}")
+        if max_cycles is not None and (
+            isinstance(max_cycles, bool) or not isinstance(max_cycles, int) or max_cycles < 1
+        ):
+            raise ValueError(f"max_cycles must be a positive integer or None, got {short_repr(max_cycles)}")
         self.engine = engine
+        self.max_cycles = max_cycles
+        self._decisions = 0
         self.num_players = int(num_players)
         self.render_mode = render_mode
         self.reward_mode = reward
@@ -240,9 +331,8 @@ class raw_env(AECEnv):
                 "action_mask": spaces.Box(low=0, high=1, shape=(A.NUM_ACTIONS,), dtype=np.int8),
             }
         )
-        act_space = ActionSpace(A.NUM_ACTIONS)
         self.observation_spaces = dict.fromkeys(self.possible_agents, obs_space)
-        self.action_spaces = dict.fromkeys(self.possible_agents, act_space)
+        self.action_spaces = {a: MaskedActionSpace(A.NUM_ACTIONS, _SeatMask(self, a)) for a in self.possible_agents}
         self.state_: GameState | FastGame | None = None
         self.np_random, _ = seeding.np_random(None)
 
@@ -266,6 +356,7 @@ class raw_env(AECEnv):
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos = {a: {} for a in self.agents}
         self.agent_selection = self.possible_agents[self.state_.current]
+        self._decisions = 0
 
     @property
     def game(self) -> GameState:
@@ -316,8 +407,11 @@ class raw_env(AECEnv):
         self._cumulative_rewards[agent] = 0.0
         for a in rewards:
             rewards[a] = 0.0
+        self._decisions += 1
         if state.hand_over:
             self._finish_hand(state)
+        elif self.max_cycles is not None and self._decisions >= self.max_cycles:
+            self._cut_short()
         self.agent_selection = self.possible_agents[state.current]
         self._accumulate_rewards()
         if self.render_mode == "human":
@@ -354,22 +448,14 @@ class raw_env(AECEnv):
         else:
             state.next_hand(self.np_random)
 
+    def _cut_short(self) -> None:
+        """``max_cycles`` decisions made: the episode is truncated, no score."""
+        self.truncations = dict.fromkeys(self.agents, True)
+        for a in self.agents:
+            self.infos[a] = {"hand_over": False, "truncated": True, "end_reason": "max_cycles"}
+
     def _side_rewards(self, state: GameState | FastGame) -> list[float]:
-        sides = state.num_sides
-        if self.reward_mode == "score":
-            return [r / self.reward_scale for r in state.side_rewards()]
-        if self.match:
-            winner = state.match_winner
-        else:
-            winner = -1
-            if state.hand_scores is not None:
-                totals = [s.total for s in state.hand_scores]
-                best = max(totals)
-                if totals.count(best) == 1:
-                    winner = totals.index(best)
-        if winner < 0:
-            return [0.0] * sides
-        return [1.0 if s == winner else -1.0 / (sides - 1) for s in range(sides)]
+        return hand_rewards(state, self.reward_mode, self.reward_scale, self.match)
 
     def render(self) -> str | np.ndarray | None:
         """``ansi``: the table as text; ``human``: printed; ``rgb_array``: a
