@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from burako_env import fast as F
 from burako_env.engine import GameState, Phase
 from burako_env.fast import KNOWN, NK, FastGame
 from burako_env.observation import Observer
@@ -112,3 +113,133 @@ def test_from_game_state_round_trips_a_finished_hand() -> None:
     back = FastGame.from_game_state(state)
     assert back.to_dict() == game.to_dict()
     assert back.side_rewards() == state.side_rewards()
+
+
+# --------------------------------------------------------------------------- the search agents
+
+
+def _policy_states(seed: int, rules: str, num_players: int) -> list[FastGame]:
+    """Every state of one hand played by the compiled rollout policy (melds
+    and canastas, unlike random play)."""
+    from agents.fast_search import best_actions, eval_tables
+
+    game = FastGame.new_game(np.random.default_rng(seed), rules, num_players)
+    E = eval_tables(game.tables.rules, num_players)
+    buf = np.zeros((F.SCRATCH_DEPTH, F.SCRATCH_WIDTH), dtype=np.int32)
+    mask = np.zeros(F.NUM_ACTIONS, dtype=np.int8)
+    scores = np.zeros(F.NUM_ACTIONS)
+    out = np.zeros(1, dtype=np.int64)
+    states = [game.clone()]
+    while not game.hand_over:
+        _, written = best_actions(game.st, game.args, E, buf, mask, scores, 1, out)
+        assert written == 1 and np.array_equal(mask, game.legal_mask())
+        game.apply(int(out[0]))
+        states.append(game.clone())
+    return states
+
+
+@pytest.mark.parametrize(("rules", "num_players"), [("burako", 2), ("burako", 4)])
+def test_compiled_evaluation_is_the_heuristic_evaluation(rules: str, num_players: int) -> None:
+    """``fast_search.evaluate_sides`` (numba) gives ``heuristic.evaluate_sides``'s
+    numbers on every state of a hand of the compiled policy, finished hand
+    (its real scores) included; the policy only plays legal moves."""
+    from agents.fast_search import eval_tables, evaluate_sides
+    from agents.heuristic import evaluate_sides as reference
+
+    states = _policy_states(4, rules, num_players)
+    E = eval_tables(states[0].tables.rules, num_players)
+    out = np.zeros(states[0].num_sides)
+    melds = 0
+    for game in [*states[::3], states[-1]]:
+        evaluate_sides(game.st, game.args, E, out)
+        assert np.allclose(out, reference(game.to_game_state())), game.turn
+        melds = max(melds, int(game.st[F.N_MELDS : F.N_MELDS + game.num_sides].sum()))
+    assert states[-1].hand_over and melds >= 3
+
+
+def _decision(seed: int = 5) -> tuple[GameState, dict[str, np.ndarray]]:
+    """A play-phase decision with 3+ legal moves, from a game of the compiled policy."""
+    for game in _policy_states(seed, "burako", 2):
+        if game.phase == Phase.PLAY and game.legal_mask().sum() >= 3 and game.turn >= 6:
+            state = game.to_game_state()
+            observation = {"observation": game.encode(game.current), "action_mask": game.legal_mask().copy()}
+            return state, observation
+    raise AssertionError("no decision found")
+
+
+def _search_agents(**options: object) -> list[object]:
+    from agents.registry import make_agent
+
+    return [
+        make_agent("fast_ismcts", seed=0, **options),
+        make_agent("neural_ismcts", seed=0, leaf_batch=4, **options),
+    ]
+
+
+def test_search_agents_return_a_forced_move_at_once() -> None:
+    """One legal action: returned without a simulation."""
+    from agents.base import SeatView
+
+    state = GameState.new_game(np.random.default_rng(0), "burako_br", 2)  # no privilege (B17)
+    observation = {
+        "observation": Observer(2, state.rules).encode(state, state.current),
+        "action_mask": state.legal_mask().copy(),
+    }
+    assert state.legal_actions() == [0]
+    for agent in _search_agents(simulations=1000):
+        agent.reset(state.current, state.rules, 2)
+        assert agent.act(observation, SeatView(state, state.current, np.random.default_rng(0))) == 0
+        assert agent.last_simulations == 0
+
+
+def test_search_agents_respect_budgets() -> None:
+    """``simulations`` bounds the simulations; ``time_per_move`` the time
+    within 20% (measured around ``act``), and the budget is used."""
+    import time
+
+    from agents.base import SeatView
+
+    state, observation = _decision()
+    legal = np.flatnonzero(observation["action_mask"])
+    for agent in _search_agents(simulations=12):
+        agent.reset(state.current, state.rules, 2)
+        assert agent.act(observation, SeatView(state, state.current, np.random.default_rng(0))) in legal
+        assert 1 <= agent.last_simulations <= 12
+    budget = 0.15
+    for agent in _search_agents(time_per_move=budget):
+        agent.reset(state.current, state.rules, 2)
+        start = time.perf_counter()
+        action = agent.act(observation, SeatView(state, state.current, np.random.default_rng(0)))
+        elapsed = time.perf_counter() - start
+        assert action in legal
+        assert 0.8 * budget <= elapsed <= 1.2 * budget, (type(agent).__name__, elapsed)
+        assert agent.last_simulations > 12
+
+
+@pytest.mark.parametrize(
+    ("name", "rules", "num_players"), [("fast_ismcts", "burako_casual", 3), ("neural_ismcts", "burako", 2)]
+)
+def test_search_agents_play_only_legal_moves(name: str, rules: str, num_players: int) -> None:
+    """A whole hand through the game runner (which faults an illegal move),
+    the search agent in seat 0 against Planners."""
+    from agents.heuristic import Planner
+    from agents.registry import make_agent
+    from agents.runner import play_game
+
+    options = {"simulations": 6, "root_actions": 2} if name == "fast_ismcts" else {"simulations": 6, "leaf_batch": 3}
+    agents = [make_agent(name, seed=1, **options)] + [Planner(seed=p) for p in range(1, num_players)]
+    result = play_game(agents, rules, num_players, 21, record=False)
+    assert result.end_reason is not None
+
+
+def test_search_agents_reject_bad_options_and_layouts() -> None:
+    from agents.fast_search import FastISMCTSAgent
+    from agents.neural_search import NeuralISMCTSAgent
+    from training.checkpoint import CheckpointError
+
+    with pytest.raises(ValueError, match="time_per_move"):
+        FastISMCTSAgent(time_per_move=0)
+    with pytest.raises(ValueError, match="simulations"):
+        NeuralISMCTSAgent(simulations=0)
+    with pytest.raises(CheckpointError, match="layout"):
+        NeuralISMCTSAgent().reset(0, "burako", 4)  # the shipped bot plays 2 players
