@@ -212,7 +212,7 @@ class Room:
         readable pace, deal the next hand when every person is ready."""
         limits = self.limits
         while not self.closed:
-            acted = False
+            acted = pause = False
             async with self.lock:
                 m = self.match
                 if m.state is None and self.people_seated():
@@ -224,12 +224,16 @@ class Room:
                         self.ready.clear()
                         m.start_hand()
                         acted = True
-                    elif not people:
-                        await asyncio.sleep(limits.hand_pause)
-                        m.start_hand()
-                        acted = True
+                    elif not people:  # a table of bots: the next hand after a pause
+                        pause = True
                 if acted:
                     await self.broadcast()
+            if pause:
+                await asyncio.sleep(limits.hand_pause)
+                async with self.lock:
+                    self.match.start_hand()
+                    await self.broadcast()
+                continue
             if acted:
                 continue
             if self.match.bot_to_act():
