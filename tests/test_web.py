@@ -212,7 +212,7 @@ def _truth_by_step(records: list[dict[str, Any]]) -> dict[tuple[int, int], Any]:
 
 @pytest.mark.parametrize(
     "players,seats,yaml_text",
-    [(2, ["person", "greedy"], "target: 1500"), (4, ["person"] + ["random", "greedy", "random"], "target: 800")],
+    [(2, ["person", "greedy"], "target: 1500"), (4, ["person", "random", "greedy", "random"], "target: 800")],
 )
 def test_every_message_to_a_seat_over_whole_games_shows_only_what_it_may_see_E2(
     tmp_path: Path, players: int, seats: list[str], yaml_text: str
