@@ -441,34 +441,48 @@ class GameState:
         is in it. And a new meld holding the tile can always be started from
         a 3-tile pattern holding it (any 3 consecutive places of a run, any 3
         tiles of a set, at most one wild), the rest added after. So: the
-        patterns holding the tile, then for each of the side's melds the
-        additions to that meld alone (B10/B11 moves included), depth first,
-        each meld reached once."""
+        patterns holding the tile, the tile added to each of the side's melds
+        as they stand, then for each meld the sequences of additions to that
+        meld alone (B10/B11 moves included), depth first, each meld reached
+        once."""
         required = self.pile_top_required
         base = self._base_mask()
         for pattern in PATTERNS_WITH_KIND[required]:
             action = A.MELD_BASE + pattern
             if base[action] and self._action_ok(action):
                 return True
-        side = self.side_of[self.current]
-        return any(self._chain_open(slot, set()) for slot in range(len(self.melds[side])))
+        p = self.current
+        side = self.side_of[p]
+        slots = range(len(self.melds[side]))
+        if self.hands[p, required] > 0:  # the tile itself to every meld first
+            for slot in slots:
+                for outcome in self.t.outcomes(self.melds[side][slot], required):
+                    child = self.clone()
+                    child._mask = None
+                    child._place(p, slot, required, outcome)
+                    if child._legal_after(p):
+                        return True
+        return any(self._chain_open(slot, set(), tile_tried=True) for slot in slots)
 
-    def _chain_open(self, slot: int, seen: set[Meld]) -> bool:
+    def _chain_open(self, slot: int, seen: set[Meld], tile_tried: bool = False) -> bool:
         """V3: additions to meld ``slot`` alone reach one of the required
-        tile that leaves a legal state. Only a run of the tile's colour, or
-        any run for a wild, can be prepared by other additions (extending an
-        end, B10/B11 moves); a set never: more tiles only block it."""
+        tile that leaves a legal state (``tile_tried``: the tile alone was
+        already tried on this meld as it stands). Only a run of the
+        tile's colour, or any run for a wild, can be prepared by other
+        additions (extending an end, B10/B11 moves); a set never: more tiles
+        only block it."""
         p = self.current
         side = self.side_of[p]
         required = self.pile_top_required
         meld = self.melds[side][slot]
+        if not (meld.is_run and (IS_WILD[required] or KIND_COLOUR_LIST[required] == meld.colour)):
+            return False
         present = self.hands[p] > 0
         addable = self.addable[side, slot * NUM_KINDS : (slot + 1) * NUM_KINDS] & present
-        if meld.is_run and (IS_WILD[required] or KIND_COLOUR_LIST[required] == meld.colour):
-            kinds = np.flatnonzero(addable).tolist()
-            kinds.sort(key=lambda k: k != required)  # the tile itself first
-        else:
-            kinds = [required] if addable[required] else []
+        kinds = np.flatnonzero(addable).tolist()
+        kinds.sort(key=lambda k: k != required)  # the tile itself first
+        if tile_tried:
+            kinds = [k for k in kinds if k != required]
         for kind in kinds:
             for outcome in self.t.outcomes(meld, kind):
                 child = self.clone()

@@ -833,10 +833,13 @@ def _constrained(st, T):
 #: choices of CHOOSE_END
 RUN_CANDIDATE_KINDS = 17
 CAND_MAX = int((PATTERN_COUNTS > 0).sum(axis=0).max()) + SLOTS * RUN_CANDIDATE_KINDS + 2
-#: a scratch row: the state, then the candidate count, next index, V3 focus slot, candidates
+#: a scratch row: the state, then the candidate count, next index, V3 focus
+#: slot, V3 stage (1 while the additions that prepare a meld are still to be
+#: listed), candidates
 _CAND = STATE_SIZE
 _FOCUS = STATE_SIZE + 2
-_CAND_LIST = STATE_SIZE + 3
+_STAGE = STATE_SIZE + 3
+_CAND_LIST = STATE_SIZE + 4
 SCRATCH_WIDTH = _CAND_LIST + CAND_MAX
 #: look-ahead levels: a V3 chain adds at most 11 tiles to a run, each maybe
 #: with a CHOOSE_END level, after two levels above it; the last row is the memo
@@ -884,15 +887,15 @@ def _chain_slot(row, slot, required, T):
 
 
 @_jit
-def _add_candidates(row, slot, required, prepare, count, T):
-    """Additions to ``slot`` into the row's candidates: the required tile
-    first, then (``prepare``) every other kind of the hand that fits."""
+def _add_candidates(row, slot, required, direct, prepare, count, T):
+    """Additions to ``slot`` into the row's candidates: (``direct``) the
+    required tile, (``prepare``) every other kind of the hand that fits."""
     rv, n_outc = T[0], T[4]
     p = row[CURRENT]
     side = p % rv[RV_SIDES]
     m = row[MELDS + side * SLOTS + slot]
     hb = HANDS + p * NK
-    if row[hb + required] > 0 and n_outc[m, required] > 0:
+    if direct and row[hb + required] > 0 and n_outc[m, required] > 0:
         row[_CAND_LIST + count] = ADD_BASE + slot * NK + required
         count += 1
     if prepare:
@@ -909,6 +912,7 @@ def _fill_candidates(row, buf, T):
     candidate list; a V3 search from a new root (focus -1) clears the memo."""
     rv, allowed, pwk_start, pwk_list = T[0], T[9], T[12], T[13]
     count = 0
+    row[_STAGE] = 0
     if row[PHASE] == P_CHOOSE_END:
         for i in range(row[PEND_N]):
             row[_CAND_LIST + count] = CHOOSE_BASE + i
@@ -927,12 +931,32 @@ def _fill_candidates(row, buf, T):
                 if allowed[pattern] and _pattern_available(row, p, pattern, T):
                     row[_CAND_LIST + count] = MELD_BASE + pattern
                     count += 1
-            for j in range(row[N_MELDS + side]):
-                count = _add_candidates(row, j, required, _chain_slot(row, j, required, T), count, T)
+            for j in range(row[N_MELDS + side]):  # the tile itself to every meld first
+                count = _add_candidates(row, j, required, True, False, count, T)
+            row[_STAGE] = 1  # the preparing additions: listed only if these fail
         else:
-            count = _add_candidates(row, focus, required, True, count, T)
+            count = _add_candidates(row, focus, required, True, True, count, T)
     row[_CAND] = count
     row[_CAND + 1] = 0
+
+
+@_jit
+def _more_candidates(row, T):
+    """A V3 root's second stage (engine._chain_open): the additions that
+    prepare a meld for the required tile, listed once the direct ones failed.
+    False when there are none left to list."""
+    if row[PHASE] != P_PLAY or row[_FOCUS] >= 0 or row[_STAGE] != 1:
+        return False
+    row[_STAGE] = 0
+    side = row[CURRENT] % T[0][RV_SIDES]
+    required = row[REQUIRED]
+    count = 0
+    for j in range(row[N_MELDS + side]):
+        if _chain_slot(row, j, required, T):
+            count = _add_candidates(row, j, required, False, True, count, T)
+    row[_CAND] = count
+    row[_CAND + 1] = 0
+    return count > 0
 
 
 @_jit
@@ -988,7 +1012,7 @@ def _alive(buf, d0, T):
     d = d0
     while True:
         row = buf[d]
-        if row[_CAND + 1] >= row[_CAND]:
+        if row[_CAND + 1] >= row[_CAND] and not _more_candidates(row, T):
             if d == d0:
                 return False  # no candidate at the root: stuck
             d -= 1  # this level is stuck, so the action that led here is illegal
