@@ -70,7 +70,7 @@ def test_a_dead_or_hung_pool_worker_becomes_a_forfeit_and_the_run_goes_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """os._exit in a pool worker, and an agent that never answers (move_time_limit), each forfeit one game."""
-    monkeypatch.setattr(T, "HANG_GRACE_SECONDS", 0.5)
+    monkeypatch.setattr(T, "HANG_GRACE_SECONDS", 0.5, raising=False)
     agent = f"{__name__}:DyingAgent"
     config = gauntlet(
         tmp_path,
@@ -246,11 +246,13 @@ def test_resume_before_the_first_ppo_checkpoint_keeps_the_cloning_curves(tmp_pat
     trainer.started = time.perf_counter()
     trainer.behaviour_clone()
     trainer.save_checkpoint()  # what train() does after cloning, before any PPO update
+    run_dir = trainer.run_dir
     trainer.writer.close()
-    trainer.lock.release()
-    resumed = Trainer(config, resume=trainer.run_dir, progress=False)
+    lock = vars(trainer).pop("lock", None)  # the run is "killed" here, before its first PPO checkpoint
+    if lock is not None:
+        lock.release()
+    resumed = Trainer(config, resume=run_dir, progress=False)
     resumed.writer.close()
-    resumed.lock.release()
-    events = EventAccumulator(str(trainer.run_dir))
+    events = EventAccumulator(str(run_dir))
     events.Reload()
     assert len(events.Scalars("bc/loss")) == 3

@@ -38,6 +38,7 @@ key=value`` overrides any key, dotted for nested ones, with list indices:
     workers: 2                    # processes (pool) or local CPUs (ray)
     backend: pool                 # inprocess | pool | ray
     chunk_size: null              # games per task; null: chosen from the work left
+    move_time_limit: null         # seconds an agent may take per move (null: no limit); see Outcomes
     out: runs/tournament          # the run folder
     ray:
       address: null               # null: a local instance; "auto" or ray://host:port: a cluster
@@ -60,10 +61,21 @@ whatever the back end, the worker count or the chunking.
 
 Outcomes. A game is a win (1), draw (0.5) or loss (0) for A by hand total;
 void and truncated hands are draws with score difference 0. An agent that
-raises or returns an illegal action (:class:`~agents.runner.AgentFault`)
-loses that game by forfeit (score difference 0, ``end_reason`` forfeit), the
-error is kept, and the tournament goes on. A participant that cannot be
-built at all stops the run before any game.
+raises, calls ``sys.exit`` or returns an illegal action
+(:class:`~agents.runner.AgentFault`) loses that game by forfeit (score
+difference 0, ``end_reason`` forfeit), the error is kept, and the tournament
+goes on. So does an agent that answers after ``move_time_limit`` seconds
+(kind ``timeout``). With the ``pool`` back end, an agent whose worker
+process dies (``os._exit``, a crash, the out-of-memory killer: kind
+``crash``) or that never answers (the worker is stopped
+``HANG_GRACE_SECONDS`` after the limit: kind ``timeout``) forfeits the game
+in flight; the worker is replaced and the rest of its task goes on. Each
+worker keeps a shared note of whose code it runs, so the fault is the right
+agent's. (In process, ``os._exit`` ends everything and an agent that never
+answers is never stopped: use ``pool`` for untrusted agents.) Timeouts depend
+on the machine, so a run with a limit is reproducible only while no agent
+comes near it. A participant that cannot be built at all stops the run
+before any game.
 
 Ratings.
 
@@ -101,9 +113,18 @@ The run folder (``out``)::
 Resuming. Games are appended to the two JSON-lines files as they finish, so
 an interrupted tournament (Ctrl-C, a killed job) started again with the same
 config plays only the games that are missing; a half-written last line is
-dropped and that game played again. At the end both files are rewritten in
-schedule order, so a run's files do not depend on the order games finished
-in. ``--fresh`` deletes the previous run's files first.
+dropped and that game played again. Every game found must be one this run
+schedules, with this run's tournament seed, pairing seed, deal seed and agent
+labels; anything else is refused (never published as this run's games). At
+the end both files are rewritten in schedule order, so a run's files do not
+depend on the order games finished in. ``--fresh`` deletes the previous run's
+files first.
+
+Sharing a folder. A run holds a lock on its folder (``out/.lock``, a
+``filelock`` lock released when the process ends, even when killed), so a
+second run in the same ``out`` is refused at once. ``config.yaml`` is written
+only once the folder has been accepted: a refused run changes nothing. Empty
+journals (a run that failed before its first game) block nothing.
 
 Back ends: ``inprocess`` (one process; for debugging), ``pool`` (a local
 process pool, spawn start method) and ``ray`` (the same tasks as Ray tasks;
@@ -772,8 +793,8 @@ def _death_output(worker: _Worker, exitcode: int | None) -> tuple[GameOutput, _T
     step = int(worker.status[_STATUS_STEP])
     if seat < 0:
         raise TournamentError(
-            f"a pool worker process died (exit code {exitcode}) outside any agent's code while playing game {job.key}; "
-            "run the same command again to resume"
+            f"a pool worker process died (exit code {exitcode}) outside any agent's code while playing game {job.key} "
+            "(its traceback, if any, is above); run the same command again to resume"
         )
     names = _seat_names(job, task.num_players)
     if worker.killed_for_hang:
