@@ -71,6 +71,7 @@ from training import checkpoint as ckpt
 from training.config_fields import check_dataclass_fields
 from training.evaluate import AgentSpec, evaluate
 from training.league import SELF, SNAPSHOT_PREFIX, League
+from training.locks import folder_lock
 from training.network import (
     NetworkShape,
     PolicyNet,
@@ -422,6 +423,22 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
+def new_run_dir(root: Path, env_name: str, config: PPOConfig) -> Path:
+    """A new run folder ``{env}__{exp}__{seed}__{time}``, created here; runs
+    started in the same second get ``-2``, ``-3``, ... (mkdir is atomic, so
+    two processes never share one)."""
+    root.mkdir(parents=True, exist_ok=True)
+    base = f"{env_name}__{config.exp_name}__{config.seed}__{time.strftime('%Y%m%d-%H%M%S')}"
+    for k in range(1, 10_000):
+        path = root / (base if k == 1 else f"{base}-{k}")
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        return path
+    raise RuntimeError(f"no free run folder name under {root} for {base}")  # pragma: no cover
+
+
 def latest_checkpoint(path: Path) -> Path:
     """What ``--resume`` names: a checkpoint file, or a run folder (its latest one)."""
     return path / "checkpoints" / "latest.pt" if path.is_dir() else path
@@ -466,10 +483,10 @@ class Trainer:
         if resume is not None:
             self.run_dir = self._restore(Path(resume))
         else:
-            stamp = time.strftime("%Y%m%d-%H%M%S")
-            env_name = f"{self.rules.name}{self.n}p"
-            self.run_dir = Path(config.run_root) / f"{env_name}__{config.exp_name}__{config.seed}__{stamp}"
+            self.run_dir = new_run_dir(Path(config.run_root), f"{self.rules.name}{self.n}p", config)
         self.run_dir.mkdir(parents=True, exist_ok=True)
+        # one process per run folder: a second resume of the same run is refused, not interleaved
+        self.lock = folder_lock(self.run_dir, "the training run")
         from torch.utils.tensorboard import SummaryWriter  # import late: tensorboard is slow to import
 
         # on resume, drop events logged after the checkpoint (those at its step were logged before it)
@@ -756,7 +773,8 @@ class Trainer:
                     bar.update()
                 stats = {"loss": total_loss / n, "agreement": correct / n, "decisions": float(n)}
                 for key, value in stats.items():
-                    self.writer.add_scalar(f"bc/{key}", value, epoch)
+                    # steps <= 0: a resume (which drops events after its checkpoint's step) keeps these curves
+                    self.writer.add_scalar(f"bc/{key}", value, epoch - cfg.bc_epochs + 1)
         self.net.eval()
         self.bc_done = True
         return stats
@@ -962,6 +980,7 @@ class Trainer:
         plot_learning_curve(self.eval_history, self.run_dir / "learning_curve.png", title=self.run_dir.name)
         self.writer.flush()
         self.writer.close()
+        self.lock.release()
         return path
 
 
