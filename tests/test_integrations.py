@@ -265,3 +265,36 @@ def test_vector_env_under_gymnasium_vector_wrappers() -> None:
         if episodes >= 3:
             break
     assert episodes >= 3 and len(envs.return_queue) == episodes
+
+
+# ---------------------------------------------------------------------- OpenSpiel
+def test_openspiel_adapter_states_clone_resample_and_score() -> None:
+    pyspiel = pytest.importorskip("pyspiel")
+    from burako_env.engine import GameState
+    from burako_env.openspiel import resample_from_infostate
+
+    game = pyspiel.load_game("python_burako", {"players": 2, "num_deals": 50})
+    state = game.new_initial_state()
+    assert state.is_chance_node() and len(state.chance_outcomes()) == 50
+    state.apply_action(7)
+    assert state.engine.to_dict() == GameState.new_game(np.random.default_rng(7), "burako", 2).to_dict()
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        state.apply_action(int(rng.choice(state.legal_actions())))
+    player = state.current_player()
+    sample = resample_from_infostate(state, player, np.random.default_rng(1))
+    assert sample.information_state_string(player) == state.information_state_string(player)
+    assert np.array_equal(sample.observation_tensor(player), state.observation_tensor(player))
+    assert sample.legal_actions() == state.legal_actions()
+    other = 1 - player
+    assert sample.engine.hands[other].tolist() != state.engine.hands[other].tolist()  # hidden tiles resampled
+    clone = state.clone()
+    clone.apply_action(clone.legal_actions()[0])
+    assert clone.history() != state.history() and clone.engine.to_dict() != state.engine.to_dict()
+    while not state.is_terminal():
+        state.apply_action(int(rng.choice(state.legal_actions())))
+    returns = state.returns()
+    assert sum(returns) == pytest.approx(0.0)
+    scores = state.engine.hand_scores
+    if scores is not None:
+        assert returns[0] == pytest.approx((scores[0].total - scores[1].total) / 1000.0)
