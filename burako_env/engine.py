@@ -743,6 +743,12 @@ class GameState:
         new._mask = None if self._mask is None else self._mask.copy()
         return new
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> GameState:
+        """``copy.deepcopy`` is :meth:`clone`: the rules and their derived
+        tables are immutable and shared (deep-copying them would copy the
+        caches of every meld seen, for nothing)."""
+        return self.clone()
+
     def unseen_counts(self, player: int) -> np.ndarray:
         """Tiles ``player`` cannot locate: other hands beyond their known
         tiles, the stock and the untaken muertos."""

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Create .venv and install the project with every extra (pictures, training, tournaments,
-# analysis, web table) and the dev tools (tests, lint, notebooks, the browser for web tests).
+# analysis, web table), the rl extra (the examples' SB3, sb3-contrib and OpenSpiel) and
+# the dev tools (tests, lint, notebooks, the browser for web tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
@@ -8,7 +9,7 @@ PYTHON=${PYTHON:-python3}
 .venv/bin/python -m pip install -q --upgrade pip
 # the CPU build of torch first: a bare "torch" requirement would pull a multi-GB CUDA build
 .venv/bin/python -m pip install -q "torch==2.13.0"
-.venv/bin/python -m pip install -q -e ".[all,dev]"
+.venv/bin/python -m pip install -q -e ".[all,rl,dev]"
 # a real browser for the web table's tests (tests/test_web_browser.py): Debian's chromium
 if ! command -v chromium >/dev/null 2>&1; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

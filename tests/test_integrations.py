@@ -159,3 +159,142 @@ def test_gym_env_illegal_action_ends_the_episode_or_raises() -> None:
     with pytest.raises(ValueError, match="illegal action"):
         strict.step(illegal)
     assert np.array_equal(strict.game.st, before)
+
+
+# ---------------------------------------------------------------------- Gymnasium vector env
+def _random_rows(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    return np.array([rng.choice(np.flatnonzero(row)) for row in masks], dtype=np.int64)
+
+
+def test_vector_env_spaces_and_fresh_arrays() -> None:
+    from gymnasium.vector import AutoresetMode, VectorEnv
+
+    from burako_env.gym_vector import BurakoGymVectorEnv
+
+    envs = BurakoGymVectorEnv(3)
+    assert isinstance(envs, VectorEnv)
+    assert envs.metadata["autoreset_mode"] is AutoresetMode.SAME_STEP
+    obs, _ = envs.reset(seed=0)
+    assert obs["observation"].shape == (3, envs.obs_size) and obs["action_mask"].dtype == np.int8
+    assert envs.observation_space.contains(obs)
+    assert envs.single_observation_space["observation"].shape == (envs.obs_size,)
+    assert envs.action_space.shape == (3,) and envs.single_action_space.n == A.NUM_ACTIONS
+    kept = {k: v.copy() for k, v in obs.items()}
+    obs2, *_ = envs.step(_random_rows(obs["action_mask"], np.random.default_rng(0)))
+    assert all(np.array_equal(kept[k], obs[k]) for k in obs)  # stepping did not write into what we hold
+    assert obs2["observation"] is not obs["observation"]
+    assert np.array_equal(obs2["action_mask"].astype(bool), envs.action_masks())
+
+
+def test_vector_env_same_step_autoreset_credits_the_learner() -> None:
+    """A finished game reports its final observation and info in the step
+    that ended it and is already dealt again; the reward is the learner
+    side's hand result (score minus the other's, / 1000)."""
+    from burako_env.gym_vector import BurakoGymVectorEnv
+
+    envs = BurakoGymVectorEnv(4, learner_seat="alternate")
+    obs, _ = envs.reset(seed=1)
+    rng = np.random.default_rng(2)
+    finished = 0
+    for _ in range(600):
+        obs, rewards, terminated, truncated, infos = envs.step(_random_rows(obs["action_mask"], rng))
+        done = terminated | truncated
+        for i in np.flatnonzero(done):
+            finished += 1
+            assert infos["_final_obs"][i] and infos["_final_info"][i]
+            final = infos["final_info"]
+            assert final["learner_seat"][i] == i % 2
+            assert not infos["final_obs"][i]["action_mask"].any()
+            breakdown = final["score_breakdown"][i]
+            if breakdown is None:
+                assert rewards[i] == 0.0 and not final["has_score"][i]
+            else:
+                side = final["side"][i]
+                expected = (breakdown[side]["total"] - breakdown[1 - side]["total"]) / 1000.0
+                assert rewards[i] == pytest.approx(expected, abs=1e-6)
+                assert final["hand_score"][i] == breakdown[side]["total"]
+            assert obs["action_mask"][i].any()  # the new hand, learner to act
+        for i in np.flatnonzero(~done):
+            assert rewards[i] == 0.0
+        if finished >= 6:
+            break
+    assert finished >= 6
+
+
+def test_vector_env_is_reproducible_and_accepts_a_batched_opponent() -> None:
+    from burako_env.gym_vector import BurakoGymVectorEnv
+
+    seen: list[int] = []
+
+    def first_legal(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        assert observations.shape[0] == masks.shape[0]
+        seen.append(masks.shape[0])
+        return masks.argmax(axis=1)
+
+    runs = []
+    for _ in range(2):
+        envs = BurakoGymVectorEnv(3, opponent=first_legal, learner_seat=1)
+        obs, _ = envs.reset(seed=5)
+        rng = np.random.default_rng(0)
+        for _ in range(30):
+            obs, *_ = envs.step(_random_rows(obs["action_mask"], rng))
+        runs.append(obs["observation"])
+    assert np.array_equal(runs[0], runs[1]) and seen
+    envs = BurakoGymVectorEnv(2)
+    obs, _ = envs.reset(seed=0)
+    illegal = np.array([np.flatnonzero(obs["action_mask"][0] == 0)[0], 0])
+    before = envs._states.copy()
+    with pytest.raises(ValueError, match="illegal learner actions"):
+        envs.step(illegal)
+    assert np.array_equal(envs._states, before)
+
+
+def test_vector_env_under_gymnasium_vector_wrappers() -> None:
+    from gymnasium.wrappers.vector import NormalizeReward, RecordEpisodeStatistics
+
+    from burako_env.gym_vector import BurakoGymVectorEnv
+
+    envs = RecordEpisodeStatistics(NormalizeReward(BurakoGymVectorEnv(4)))
+    obs, _ = envs.reset(seed=0)
+    rng = np.random.default_rng(0)
+    episodes = 0
+    for _ in range(800):
+        obs, _, _, _, infos = envs.step(_random_rows(obs["action_mask"], rng))
+        if "episode" in infos:
+            episodes += int(infos["_episode"].sum())
+        if episodes >= 3:
+            break
+    assert episodes >= 3 and len(envs.return_queue) == episodes
+
+
+# ---------------------------------------------------------------------- OpenSpiel
+def test_openspiel_adapter_states_clone_resample_and_score() -> None:
+    pyspiel = pytest.importorskip("pyspiel")
+    from burako_env.engine import GameState
+    from burako_env.openspiel import resample_from_infostate
+
+    game = pyspiel.load_game("python_burako", {"players": 2, "num_deals": 50})
+    state = game.new_initial_state()
+    assert state.is_chance_node() and len(state.chance_outcomes()) == 50
+    state.apply_action(7)
+    assert state.engine.to_dict() == GameState.new_game(np.random.default_rng(7), "burako", 2).to_dict()
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        state.apply_action(int(rng.choice(state.legal_actions())))
+    player = state.current_player()
+    sample = resample_from_infostate(state, player, np.random.default_rng(1))
+    assert sample.information_state_string(player) == state.information_state_string(player)
+    assert np.array_equal(sample.observation_tensor(player), state.observation_tensor(player))
+    assert sample.legal_actions() == state.legal_actions()
+    other = 1 - player
+    assert sample.engine.hands[other].tolist() != state.engine.hands[other].tolist()  # hidden tiles resampled
+    clone = state.clone()
+    clone.apply_action(clone.legal_actions()[0])
+    assert clone.history() != state.history() and clone.engine.to_dict() != state.engine.to_dict()
+    while not state.is_terminal():
+        state.apply_action(int(rng.choice(state.legal_actions())))
+    returns = state.returns()
+    assert sum(returns) == pytest.approx(0.0)
+    scores = state.engine.hand_scores
+    if scores is not None:
+        assert returns[0] == pytest.approx((scores[0].total - scores[1].total) / 1000.0)
