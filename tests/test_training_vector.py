@@ -21,6 +21,7 @@ from burako_env.vector import BurakoVectorEnv, sample_legal_actions
 from training import checkpoint as ckpt
 from training.league import SELF
 from training.network import (
+    LegalIndex,
     NetworkShape,
     PolicyNet,
     evaluate_actions,
@@ -84,6 +85,12 @@ def test_legal_action_head_samples_only_legal_actions_and_matches_the_full_head(
     assert torch.allclose(logp, logp_dense, atol=1e-5)
     assert torch.allclose(logp_legal, logp_dense, atol=1e-5)
     assert torch.allclose(entropy_legal, entropy_dense, atol=1e-4)
+    # the batch-wide legal index cut per minibatch gives the same pairs as the minibatch's mask
+    idx = torch.randperm(len(mask), generator=generator)[:97]
+    pairs = LegalIndex(mask).pairs(idx)
+    assert all(torch.equal(a, b) for a, b in zip(pairs, mask[idx].nonzero(as_tuple=True), strict=True))
+    logp_cut, _, _ = evaluate_actions(net, obs[idx], mask[idx], actions[idx], pairs)
+    assert torch.allclose(logp_cut, logp_dense[idx], atol=1e-5)
     # gradients agree too: the same parameters, the same distribution
     grads = []
     for fn in (evaluate_actions, evaluate_actions_dense):
@@ -139,7 +146,7 @@ def test_batched_rollout_records_the_readable_engines_transitions(tmp_path: Path
             mask = state.legal_mask().astype(bool)
             if row >= 0:
                 np.testing.assert_array_equal(store.obs[row], observer.encode(state, seat))
-                np.testing.assert_array_equal(store.masks[row], mask)
+                np.testing.assert_array_equal(store.masks_of(np.array([row]))[0], mask)
                 assert store.actions[row] == action
                 rows_by_seat[seat].append(row)
             else:
@@ -208,18 +215,22 @@ def test_baseline_moves_are_timed_apart(tmp_path: Path) -> None:
     assert timing["baselines"] > 0 and timing["env"] > 0 and timing["learner"] > 0
 
 
-def test_decision_store_grows_and_compacts_keeping_live_rows() -> None:
-    store = DecisionStore(3, num_actions=4, capacity=2)
+def test_decision_store_reuses_released_rows_and_grows_without_moving_live_ones() -> None:
+    store = DecisionStore(3, num_actions=10, capacity=2)
     obs = np.arange(15, dtype=np.float32).reshape(5, 3)
-    masks = np.eye(5, 4, dtype=np.int8)
-    where = store.take(obs, masks, np.array([4, 1, 3]))
-    assert (where.start, where.stop, store.capacity) == (0, 3, 4)
-    store.actions[where] = [7, 8, 9]
-    live = [[2], [], [0]]
-    store.compact(live)
-    assert live == [[0], [], [1]] and store.size == 2
-    np.testing.assert_array_equal(store.obs[:2], obs[[3, 4]])
-    np.testing.assert_array_equal(store.actions[:2], [9, 7])
+    masks = np.zeros((5, 10), dtype=np.int8)
+    masks[np.arange(5), [0, 3, 9, 4, 7]] = 1
+    first = store.put(obs[[4, 1]], masks[[4, 1]])
+    second = store.put(obs[[3]], masks[[3]])  # grows: the first rows keep their contents
+    assert store.capacity >= 3 and store.size == 3 and len({*first.tolist(), *second.tolist()}) == 3
+    np.testing.assert_array_equal(store.obs[first], obs[[4, 1]])
+    np.testing.assert_array_equal(store.masks_of(first), masks[[4, 1]].astype(bool))
+    store.release(first)
+    assert store.size == 1
+    third = store.put(obs[[0, 2]], masks[[0, 2]])
+    assert set(third.tolist()) == set(first.tolist())  # reused, not grown
+    np.testing.assert_array_equal(store.obs[second], obs[[3]])
+    np.testing.assert_array_equal(store.masks_of(third), masks[[0, 2]].astype(bool))
 
 
 # ---------------------------------------------------------------------- schedules and devices
