@@ -73,6 +73,7 @@ from training.evaluate import AgentSpec, evaluate
 from training.league import SELF, SNAPSHOT_PREFIX, League
 from training.locks import folder_lock
 from training.network import (
+    LegalIndex,
     NetworkShape,
     PolicyNet,
     evaluate_actions,
@@ -666,6 +667,7 @@ class Trainer:
         advantages = torch.from_numpy(np.concatenate(advs)).to(device)
         returns = torch.from_numpy(np.concatenate(rets)).to(device)
         evaluate_fn = evaluate_actions if cfg.policy_head == "legal" else evaluate_actions_dense
+        legal = LegalIndex(masks) if cfg.policy_head == "legal" else None
         n = obs.shape[0]
         clipfracs: list[float] = []
         stats: dict[str, float] = {}
@@ -674,7 +676,8 @@ class Trainer:
             perm = torch.from_numpy(self.rng.permutation(n)).to(device)
             for start in range(0, n, cfg.minibatch_size):
                 idx = perm[start : start + cfg.minibatch_size]
-                logp, entropy, values = evaluate_fn(self.net, obs[idx], masks[idx], actions[idx])
+                pairs = legal.pairs(idx) if legal is not None else None
+                logp, entropy, values = evaluate_fn(self.net, obs[idx], masks[idx], actions[idx], pairs)
                 entropy = entropy.mean()
                 log_ratio = logp - old_logp[idx]
                 ratio = log_ratio.exp()

@@ -27,9 +27,9 @@ seats are stored with opposite rewards, and with 4 players partners (same
 side) share the policy and the result.
 
 Decisions live in a :class:`DecisionStore` (preallocated, growing by
-doubling): one row per decision, so a step copies its learner rows once and
-the update gathers the batch once. Unfinished hands carry over to the next
-rollout (their rows are moved to the front of the store).
+doubling, masks bit-packed): one row per decision, written once and never
+moved; the update gathers the batch once. Unfinished hands carry over to the
+next rollout; the rows of learned episodes go back to the free list.
 """
 
 from __future__ import annotations
@@ -54,57 +54,72 @@ if TYPE_CHECKING:
 
 
 class DecisionStore:
-    """Learner decisions, one row each: observation, mask, action, behaviour
-    log-probability and value. Grows by doubling; rows are stable until
-    :meth:`compact`."""
+    """Learner decisions, one row each: observation, legal actions (bit-packed),
+    action, behaviour log-probability and value.
+
+    Rows are handed out from a free list and given back when their episode
+    has been learned from (:meth:`release`), so nothing is ever moved: a row
+    stays where it was written while its hand is in play (hands outlive
+    rollouts), and memory holds the hands in play plus one batch. Grows by
+    doubling when the free list runs out."""
 
     def __init__(self, obs_size: int, num_actions: int = NUM_ACTIONS, capacity: int = 1024) -> None:
+        self.num_actions = num_actions
         self.obs = np.zeros((capacity, obs_size), dtype=np.float32)
-        self.masks = np.zeros((capacity, num_actions), dtype=np.bool_)
+        self.packed_masks = np.zeros((capacity, (num_actions + 7) // 8), dtype=np.uint8)
         self.actions = np.zeros(capacity, dtype=np.int64)
         self.logprobs = np.zeros(capacity, dtype=np.float32)
         self.values = np.zeros(capacity, dtype=np.float32)
-        self.size = 0
+        #: free rows, used from the end
+        self._free = np.arange(capacity - 1, -1, -1, dtype=np.int64)
+        self._free_count = capacity
 
     @property
     def capacity(self) -> int:
         return self.actions.shape[0]
 
-    def _reserve(self, extra: int) -> None:
-        need = self.size + extra
-        if need <= self.capacity:
-            return
-        capacity = max(need, 2 * self.capacity)
-        for name in ("obs", "masks", "actions", "logprobs", "values"):
-            old = getattr(self, name)
-            new = np.zeros((capacity, *old.shape[1:]), dtype=old.dtype)
-            new[: self.size] = old[: self.size]
-            setattr(self, name, new)
+    @property
+    def size(self) -> int:
+        """Rows in use."""
+        return self.capacity - self._free_count
 
-    def take(self, obs: np.ndarray, masks: np.ndarray, rows: np.ndarray) -> slice:
-        """Copy ``obs[rows]`` and ``masks[rows]`` (int8 0/1) into new rows; returns them."""
+    def masks_of(self, rows: np.ndarray) -> np.ndarray:
+        """The legal-action masks of ``rows`` as bool (rows x num_actions)."""
+        return np.unpackbits(self.packed_masks[rows], axis=1, count=self.num_actions).view(np.bool_)
+
+    def _grow(self, need: int) -> None:
+        old = self.capacity
+        capacity = max(old + need, 2 * old)
+        for name in ("obs", "packed_masks", "actions", "logprobs", "values"):
+            array = getattr(self, name)
+            grown = np.zeros((capacity, *array.shape[1:]), dtype=array.dtype)
+            grown[:old] = array
+            setattr(self, name, grown)
+        free = np.empty(capacity, dtype=np.int64)
+        free[: self._free_count] = self._free[: self._free_count]
+        new_rows = np.arange(capacity - 1, old - 1, -1, dtype=np.int64)
+        free[self._free_count : self._free_count + new_rows.size] = new_rows
+        self._free = free
+        self._free_count += new_rows.size
+
+    def allocate(self, k: int) -> np.ndarray:
+        if k > self._free_count:
+            self._grow(k - self._free_count)
+        self._free_count -= k
+        return self._free[self._free_count : self._free_count + k][::-1].copy()
+
+    def release(self, rows: np.ndarray) -> None:
+        """Give rows back (their episode has been learned from)."""
         k = rows.size
-        self._reserve(k)
-        where = slice(self.size, self.size + k)
-        np.take(obs, rows, axis=0, out=self.obs[where])
-        np.take(masks.view(np.bool_), rows, axis=0, out=self.masks[where])
-        self.size += k
-        return where
+        self._free[self._free_count : self._free_count + k] = rows
+        self._free_count += k
 
-    def compact(self, live: list[list[int]]) -> None:
-        """Keep only the rows listed in ``live`` (moved to the front, in place
-        of the lists' contents), dropping everything else."""
-        old = np.fromiter((r for rows in live for r in rows), dtype=np.int64)
-        if old.size:
-            for name in ("obs", "masks", "actions", "logprobs", "values"):
-                array = getattr(self, name)
-                array[: old.size] = array[old]
-        position = 0
-        for rows in live:
-            n = len(rows)
-            rows[:] = range(position, position + n)
-            position += n
-        self.size = int(old.size)
+    def put(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """Store observations and their int8 0/1 (or bool) masks in new rows; returns the rows."""
+        rows = self.allocate(obs.shape[0])
+        self.obs[rows] = obs
+        self.packed_masks[rows] = np.packbits(masks.view(np.bool_), axis=1)
+        return rows
 
 
 @dataclass
@@ -125,7 +140,7 @@ class StoredEpisode:
 
     @property
     def masks(self) -> np.ndarray:
-        return self.store.masks[self.rows]
+        return self.store.masks_of(self.rows)
 
     @property
     def actions(self) -> np.ndarray:
@@ -166,6 +181,9 @@ class VectorRollout:
         #: when a list: (game, seat, action, store row or -1) of every move, for tests
         self.trace: list[tuple[int, int, int, int]] | None = None
         self._all = np.arange(n_envs)
+        self._no_rows = np.zeros(0, dtype=np.int64)
+        #: rows of the episodes handed to the last update, freed at the next collect
+        self._learned: list[np.ndarray] = []
         for i in range(n_envs):
             self._new_hand(i)
 
@@ -254,12 +272,14 @@ class VectorRollout:
             else:
                 baseline_rows.append(i)
         t1 = clock()
-        stored = slice(0, 0)
+        stored = self._no_rows
         if learner_rows.size:
             store = self.store
-            stored = store.take(env.obs, masks, learner_rows)
-            obs = torch.from_numpy(store.obs[stored]).to(t.device)
-            mask = torch.from_numpy(store.masks[stored]).to(t.device)
+            obs_np = env.obs[learner_rows]
+            mask_np = masks[learner_rows].view(np.bool_)
+            stored = store.put(obs_np, mask_np)
+            obs = torch.from_numpy(obs_np).to(t.device)
+            mask = torch.from_numpy(mask_np).to(t.device)
             chosen, logp, values = sample_actions(t.net, obs, mask)
             chosen_np = chosen.cpu().numpy()
             store.actions[stored] = chosen_np
@@ -267,7 +287,7 @@ class VectorRollout:
             store.values[stored] = values.cpu().numpy()
             actions[learner_rows] = chosen_np
             live = self.live
-            for row, i in enumerate(learner_rows.tolist(), start=stored.start):
+            for row, i in zip(stored.tolist(), learner_rows.tolist(), strict=True):
                 live[i][current[i]].append(row)
         t2 = clock()
         for name, rows in snapshot_rows.items():
@@ -287,7 +307,7 @@ class VectorRollout:
             view.expire()
         t4 = clock()
         if self.trace is not None:
-            rows_of = dict(zip(learner_rows.tolist(), range(stored.start, stored.stop), strict=True))
+            rows_of = dict(zip(learner_rows.tolist(), stored.tolist(), strict=True))
             for i in range(self.num_envs):
                 self.trace.append((i, int(current[i]), int(actions[i]), rows_of.get(i, -1)))
         env.step(actions)
@@ -305,13 +325,15 @@ class VectorRollout:
 
     def collect(self, batch_size: int) -> list[StoredEpisode]:
         """Play until at least ``batch_size`` learner decisions lie in finished episodes."""
-        self.store.compact([rows for game in self.live for rows in game])
+        for rows in self._learned:
+            self.store.release(rows)
         finished: list[StoredEpisode] = []
         done = 0
         while done < batch_size:
             before = len(finished)
             self.step(finished)
             done += sum(ep.rows.size for ep in finished[before:])
+        self._learned = [ep.rows for ep in finished]
         return finished
 
 
@@ -323,5 +345,7 @@ def episode_batch(episodes: list[Any]) -> dict[str, np.ndarray]:
         store = episodes[0].store
         if all(ep.store is store for ep in episodes):
             rows = np.concatenate([ep.rows for ep in episodes])
-            return {name: getattr(store, name)[rows] for name in names}
+            batch = {name: getattr(store, name)[rows] for name in names if name != "masks"}
+            batch["masks"] = store.masks_of(rows)
+            return batch
     return {name: np.concatenate([getattr(ep, name) for ep in episodes]) for name in names}

@@ -1,0 +1,316 @@
+"""Training on the compiled core (issue 15): the batched rollout, the
+legal-action policy head, schedules, devices and resuming after a kill."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from burako_env.engine import GameState
+from burako_env.observation import Observer
+from burako_env.rules import load_rules
+from burako_env.vector import BurakoVectorEnv, sample_legal_actions
+from training import checkpoint as ckpt
+from training.league import SELF
+from training.network import (
+    LegalIndex,
+    NetworkShape,
+    PolicyNet,
+    evaluate_actions,
+    evaluate_actions_dense,
+    sample_actions,
+)
+from training.ppo import PPOConfig, Trainer, hand_reward, load_config, resolve_device
+from training.rollout import DecisionStore, StoredEpisode
+from training.schedule import schedule_problems, value_at
+
+ROOT = Path(__file__).resolve().parent.parent
+SMOKE = ROOT / "configs" / "ppo_smoke.yaml"
+
+
+def vector_config(tmp_path: Path, **overrides: object) -> PPOConfig:
+    cfg = load_config(SMOKE)
+    values = {
+        **cfg.to_dict(),
+        "run_root": str(tmp_path),
+        "total_steps": 600,
+        "bc_teacher": None,
+        "eval_games": 4,
+        "eval_every": 0,
+        "eval_opponents": ["random"],
+        "num_envs": 6,
+        "batch_size": 300,
+        "rollout": "vector",
+        "env_threads": 1,
+    }
+    values.update(overrides)
+    return PPOConfig(**values)
+
+
+def real_positions(n: int, num_players: int = 2, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """Observations and masks of random-play positions from the batched env."""
+    env = BurakoVectorEnv(64, num_players=num_players, num_threads=1)
+    obs, masks, _ = env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    observations, legal = [], []
+    while sum(len(o) for o in observations) < n:
+        observations.append(obs.copy())
+        legal.append(masks.astype(bool))
+        obs, masks, *_ = env.step(sample_legal_actions(masks, rng))
+    return torch.from_numpy(np.concatenate(observations)[:n]), torch.from_numpy(np.concatenate(legal)[:n])
+
+
+# ---------------------------------------------------------------------- the legal-action head
+def test_legal_action_head_samples_only_legal_actions_and_matches_the_full_head() -> None:
+    """E3 for the learner: Gumbel-max over the legal actions never yields an
+    illegal one; log-probabilities and entropies equal the full-width head's."""
+    rules = load_rules("burako")
+    torch.manual_seed(0)
+    net = PolicyNet(NetworkShape.for_env(2, rules, hidden=32, slot_embed=4), rules)
+    obs, mask = real_positions(300)
+    generator = torch.Generator().manual_seed(1)
+    for _ in range(10):
+        actions, logp, _ = sample_actions(net, obs, mask, generator=generator)
+        assert bool(mask[torch.arange(len(mask)), actions].all())
+    logp_dense, entropy_dense, _ = evaluate_actions_dense(net, obs, mask, actions)
+    logp_legal, entropy_legal, _ = evaluate_actions(net, obs, mask, actions)
+    assert torch.allclose(logp, logp_dense, atol=1e-5)
+    assert torch.allclose(logp_legal, logp_dense, atol=1e-5)
+    assert torch.allclose(entropy_legal, entropy_dense, atol=1e-4)
+    # the batch-wide legal index cut per minibatch gives the same pairs as the minibatch's mask
+    idx = torch.randperm(len(mask), generator=generator)[:97]
+    pairs = LegalIndex(mask).pairs(idx)
+    assert all(torch.equal(a, b) for a, b in zip(pairs, mask[idx].nonzero(as_tuple=True), strict=True))
+    logp_cut, _, _ = evaluate_actions(net, obs[idx], mask[idx], actions[idx], pairs)
+    assert torch.allclose(logp_cut, logp_dense[idx], atol=1e-5)
+    # gradients agree too: the same parameters, the same distribution
+    grads = []
+    for fn in (evaluate_actions, evaluate_actions_dense):
+        net.zero_grad()
+        lp, ent, values = fn(net, obs, mask, actions)
+        (lp.mean() + 0.1 * ent.mean() + values.mean()).backward()
+        grads.append(net.policy_head.weight.grad.clone())
+    assert torch.allclose(grads[0], grads[1], atol=1e-6)
+
+
+def test_legal_action_sampling_follows_the_policy_distribution() -> None:
+    """One position, many draws: empirical frequencies match the softmax."""
+    rules = load_rules("burako")
+    torch.manual_seed(3)
+    net = PolicyNet(NetworkShape.for_env(2, rules, hidden=16, slot_embed=4), rules)
+    torch.nn.init.normal_(net.policy_head.weight, std=0.5)
+    obs, mask = real_positions(64)
+    row = int(torch.argmax(mask.sum(1)))
+    reps = 20000
+    actions, _, _ = sample_actions(
+        net, obs[row].expand(reps, -1), mask[row].expand(reps, -1), generator=torch.Generator().manual_seed(0)
+    )
+    with torch.no_grad():
+        logits, _ = net(obs[row : row + 1])
+    probs = torch.softmax(torch.where(mask[row], logits[0], -torch.inf), 0)
+    freq = torch.bincount(actions, minlength=probs.numel()).float() / reps
+    assert float((freq - probs).abs().max()) < 0.02
+    assert bool((freq[~mask[row]] == 0).all())
+
+
+# ---------------------------------------------------------------------- the batched rollout
+def test_batched_rollout_records_the_readable_engines_transitions(tmp_path: Path) -> None:
+    """The decisions a batched rollout stores (observation, mask, action) and the
+    rewards it credits equal what the readable engine produces when the same
+    moves are replayed on the same deals (first hand of every game)."""
+    cfg = vector_config(tmp_path, self_play_fraction=1.0, league_baselines=[], snapshot_every=0, num_envs=4)
+    trainer = Trainer(cfg, progress=False)
+    rollout = trainer.vector
+    assert rollout is not None
+    rollout.trace = []
+    episodes = rollout.collect(500)
+    store = rollout.store
+    observer = Observer(2, trainer.rules)
+    checked_hands = 0
+    for game in range(cfg.num_envs):
+        moves = [(seat, action, row) for g, seat, action, row in rollout.trace if g == game]
+        state = GameState.new_game(np.random.default_rng(rollout.seeds[game]), trainer.rules, 2)
+        rows_by_seat: dict[int, list[int]] = {0: [], 1: []}
+        for seat, action, row in moves:
+            if state.hand_over:
+                break
+            assert state.current == seat
+            mask = state.legal_mask().astype(bool)
+            if row >= 0:
+                np.testing.assert_array_equal(store.obs[row], observer.encode(state, seat))
+                np.testing.assert_array_equal(store.masks_of(np.array([row]))[0], mask)
+                assert store.actions[row] == action
+                rows_by_seat[seat].append(row)
+            else:
+                assert mask.sum() == 1 and mask[action]
+            state.apply(action)
+        if not state.hand_over:
+            continue
+        checked_hands += 1
+        for seat, rows in rows_by_seat.items():
+            if not rows:
+                continue
+            (episode,) = [ep for ep in episodes if ep.seat == seat and ep.rows.size and ep.rows[0] == rows[0]]
+            np.testing.assert_array_equal(episode.rows, rows)
+            assert episode.reward == pytest.approx(
+                hand_reward(state, state.side_of[seat], cfg.win_weight, cfg.score_weight, cfg.reward_scale)
+            )
+    assert checked_hands >= 2
+
+
+@pytest.mark.parametrize("num_players", [2, 4])
+def test_batched_rollout_credits_each_seat_with_its_side_result(tmp_path: Path, num_players: int) -> None:
+    """Self-play hands store every seat (two sides: opposite rewards); hands against
+    a baseline store only the learner side's seats; with 4 players partners share
+    one result. Every stored action was legal."""
+    cfg = vector_config(
+        tmp_path,
+        num_players=num_players,
+        league_baselines=["random"],
+        self_play_fraction=0.5 if num_players == 2 else 0.0,
+        win_weight=1.0,
+        score_weight=0.0,
+    )
+    trainer = Trainer(cfg, progress=False)
+    episodes = trainer.collect()
+    assert sum(ep.rows.size for ep in episodes) >= cfg.batch_size
+    by_hand: dict[int, list[StoredEpisode]] = {}
+    for ep in episodes:
+        assert bool(ep.masks[np.arange(ep.rows.size), ep.actions].all())
+        by_hand.setdefault(ep.hand, []).append(ep)
+    kinds = set()
+    for hand_episodes in by_hand.values():
+        opponent = hand_episodes[0].opponent
+        kinds.add(opponent == SELF)
+        seats = sorted(ep.seat for ep in hand_episodes)
+        assert len(seats) == len(set(seats))
+        by_side: dict[int, set[float]] = {}
+        for ep in hand_episodes:
+            by_side.setdefault(ep.seat % 2, set()).add(ep.reward)
+        assert all(len(r) == 1 for r in by_side.values())  # partners: one result
+        if opponent == SELF:
+            if len(by_side) == 2:
+                (a,), (b,) = by_side.values()
+                assert a == -b
+        else:
+            assert len(by_side) == 1
+    assert kinds == ({True, False} if num_players == 2 else {False})
+    stats = trainer._ppo_update(episodes)
+    assert np.isfinite(stats["loss"]) and stats["batch_decisions"] == sum(ep.rows.size for ep in episodes)
+
+
+def test_baseline_moves_are_timed_apart(tmp_path: Path) -> None:
+    cfg = vector_config(tmp_path, league_baselines=["random"], self_play_fraction=0.0, snapshot_every=0)
+    trainer = Trainer(cfg, progress=False)
+    trainer.collect()
+    timing = trainer.vector.timing
+    assert timing["baselines"] > 0 and timing["env"] > 0 and timing["learner"] > 0
+
+
+def test_decision_store_reuses_released_rows_and_grows_without_moving_live_ones() -> None:
+    store = DecisionStore(3, num_actions=10, capacity=2)
+    obs = np.arange(15, dtype=np.float32).reshape(5, 3)
+    masks = np.zeros((5, 10), dtype=np.int8)
+    masks[np.arange(5), [0, 3, 9, 4, 7]] = 1
+    first = store.put(obs[[4, 1]], masks[[4, 1]])
+    second = store.put(obs[[3]], masks[[3]])  # grows: the first rows keep their contents
+    assert store.capacity >= 3 and store.size == 3 and len({*first.tolist(), *second.tolist()}) == 3
+    np.testing.assert_array_equal(store.obs[first], obs[[4, 1]])
+    np.testing.assert_array_equal(store.masks_of(first), masks[[4, 1]].astype(bool))
+    store.release(first)
+    assert store.size == 1
+    third = store.put(obs[[0, 2]], masks[[0, 2]])
+    assert set(third.tolist()) == set(first.tolist())  # reused, not grown
+    np.testing.assert_array_equal(store.obs[second], obs[[3]])
+    np.testing.assert_array_equal(store.masks_of(third), masks[[0, 2]].astype(bool))
+
+
+# ---------------------------------------------------------------------- schedules and devices
+def test_schedules_change_values_from_their_update_on(tmp_path: Path) -> None:
+    assert value_at([[2, 0.5], [5, 0.7]], 0, None) is None
+    assert value_at([[2, 0.5], [5, 0.7]], 4, None) == 0.5
+    assert value_at([[2, 0.5], [5, 0.7]], 5, None) == 0.7
+    assert schedule_problems({"learning_rate": [[0, 1.0e-4]]}) == []
+    with pytest.raises(ValueError, match="cannot be scheduled"):
+        load_config(SMOKE, ["schedules={seed: [[0, 1]]}"])
+    with pytest.raises(ValueError, match="updates must increase"):
+        load_config(SMOKE, ["schedules={learning_rate: [[3, 0.1], [3, 0.2]]}"])
+    with pytest.raises(ValueError, match="must be float"):
+        load_config(SMOKE, ["schedules={learning_rate: [[3, fast]]}"])
+    cfg = vector_config(
+        tmp_path,
+        league_baselines=["random"],
+        self_play_fraction=0.2,
+        baseline_fraction=None,
+        schedules={"baseline_fraction": [[1, 0.5]], "learning_rate": [[0, 1.0e-3], [2, 5.0e-4]]},
+        anneal_lr=False,
+    )
+    trainer = Trainer(cfg, progress=False)
+    seen = []
+    for update in range(4):
+        trainer.update = update
+        trainer._apply_schedules()
+        lr = trainer._set_learning_rate()
+        seen.append((trainer.league.baseline_fraction, lr, trainer.optimizer.param_groups[0]["lr"]))
+    assert seen == [(None, 1.0e-3, 1.0e-3), (0.5, 1.0e-3, 1.0e-3), (0.5, 5.0e-4, 5.0e-4), (0.5, 5.0e-4, 5.0e-4)]
+    assert trainer.league.probabilities()["random"] == pytest.approx(0.8)  # no snapshot yet: all but self
+    trainer.update = 0
+    trainer.cfg = trainer.live_cfg = PPOConfig(**{**cfg.to_dict(), "schedules": {"baseline_fraction": [[0, 0.9]]}})
+    with pytest.raises(ValueError, match=r"baseline_fraction 0\.9 must be in"):
+        trainer._apply_schedules()
+
+
+def test_device_auto_picks_cuda_only_when_present() -> None:
+    expected = "cuda" if torch.cuda.is_available() else "cpu"
+    assert resolve_device("auto").type == expected
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="no CUDA device"):
+            resolve_device("cuda")
+    with pytest.raises(ValueError, match="device must be"):
+        load_config(SMOKE, ["device=tpu"])
+
+
+# ---------------------------------------------------------------------- resume after a kill
+@pytest.mark.slow  # a subprocess with its own torch/numba start-up: ~30 s idle, 90 s on a loaded machine
+def test_a_killed_run_resumes_from_its_last_checkpoint(tmp_path: Path) -> None:
+    """SIGKILL mid-run (no clean exit), then --resume: the run continues from the
+    update and step of checkpoints/latest.pt, in the same folder."""
+    args = ["--config", str(SMOKE), "--set", f"run_root={tmp_path}", "--set", "bc_teacher=null"]
+    args += ["--set", "total_steps=100000", "--set", "batch_size=150", "--set", "num_envs=6"]
+    args += ["--set", "eval_every=0", "--set", "eval_games=4", "--set", "env_threads=1", "--no-progress"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "training.ppo", *args], cwd=ROOT, env=env, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 240
+        latest = None
+        while time.monotonic() < deadline and proc.poll() is None:
+            found = list(tmp_path.glob("*/checkpoints/latest.pt"))
+            if found and ckpt.load(found[0])["trainer"]["update"] >= 1:
+                latest = found[0]
+                break
+            time.sleep(0.5)
+        assert latest is not None, "no checkpoint within the deadline"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    saved = ckpt.load(latest)["trainer"]
+    run_dir = latest.parent.parent
+    resumed = Trainer(
+        load_config(None, ["total_steps=" + str(saved["global_step"] + 150)], base=ckpt.load(latest)["config"]),
+        resume=run_dir,
+        progress=False,
+    )
+    assert (resumed.update, resumed.global_step) == (saved["update"], saved["global_step"])
+    assert resumed.run_dir == run_dir
+    resumed.train()
+    assert resumed.update == saved["update"] + 1
+    assert ckpt.load(run_dir / "checkpoints" / "latest.pt")["trainer"]["update"] == saved["update"] + 1
