@@ -193,81 +193,100 @@ def _pile_melds(st, p, T):
 
 
 @_jit
+def _action_score(st, T, E, a, phase, p):
+    """The compiled rollout policy's score of the legal action ``a`` (module docstring)."""
+    rv, values, n_outc, pkinds, pneeds = T[0], T[1], T[4], T[10], T[11]
+    fit, wild = E[1], E[2]
+    if phase == F.P_DRAW:
+        if a == F.TAKE_PILE:
+            return 1.0 if _pile_melds(st, p, T) else -1.0
+        return 0.0
+    if phase == F.P_PRIVILEGE:
+        return 1.0 if a == F.KEEP else 0.0
+    if phase == F.P_CHOOSE_END:
+        return -float(a - F.CHOOSE_BASE)
+    if a < F.MELD_BASE:  # discard: the least useful tile, not feeding
+        k = a - F.DISCARD_BASE
+        cost = _keep_value(st, p, k, E) - 0.1 * values[k]
+        sides = rv[F.RV_SIDES]
+        for s in range(sides):
+            if s == p % sides:
+                continue
+            for j in range(st[F.N_MELDS + s]):
+                if fit[st[F.MELDS + s * F.SLOTS + j], k]:
+                    cost += 15.0
+                    break
+        return -100.0 - cost
+    if a < F.ADD_BASE:  # a new meld: natural first, the most valuable
+        pattern = a - F.MELD_BASE
+        naturals = 0
+        for j in range(3):
+            k = pkinds[pattern, j]
+            if k < F.NK and not wild[k]:
+                naturals += pneeds[pattern, j]
+        return 100.0 + 20.0 * naturals + 0.01 * values[pkinds[pattern, 0]]
+    rel = a - F.ADD_BASE  # an addition: natural first
+    slot = rel // F.NK
+    k = rel - slot * F.NK
+    meld = st[F.MELDS + (p % rv[F.RV_SIDES]) * F.SLOTS + slot]
+    natural = fit[meld, k] != 0 and n_outc[meld, k] > 0 and not wild[k]
+    return (200.0 if natural else 90.0) + 0.001 * values[k]
+
+
+@_jit
+def _action_range(st, T):
+    """The span of action ids that can be legal in this phase (the mask is
+    zero elsewhere): the first phases' few actions, or discards, melds and
+    additions to the side's existing melds."""
+    if st[F.PHASE] != F.P_PLAY:
+        return 0, F.DISCARD_BASE
+    side = st[F.CURRENT] % T[0][F.RV_SIDES]
+    return F.DISCARD_BASE, F.ADD_BASE + st[F.N_MELDS + side] * F.NK
+
+
+@_jit
 def policy_scores(st, T, E, mask, scores):
     """The compiled rollout policy's score of every action (``NEG`` for an
     illegal one); the policy plays the best (module docstring)."""
-    rv, values, n_outc, pkinds, pneeds = T[0], T[1], T[4], T[10], T[11]
-    fit, wild = E[1], E[2]
     scores[:] = NEG
     phase = st[F.PHASE]
     p = st[F.CURRENT]
-    if phase == F.P_DRAW:
-        scores[F.DRAW_STOCK] = 0.0
-        if mask[F.TAKE_PILE]:
-            scores[F.TAKE_PILE] = 1.0 if _pile_melds(st, p, T) else -1.0
-        return
-    for a in range(mask.shape[0]):
-        if not mask[a]:
-            continue
-        if phase == F.P_PRIVILEGE:
-            scores[a] = 1.0 if a == F.KEEP else 0.0
-        elif phase == F.P_CHOOSE_END:
-            scores[a] = -float(a - F.CHOOSE_BASE)
-        elif a < F.MELD_BASE:  # discard: the least useful tile, not feeding
-            k = a - F.DISCARD_BASE
-            cost = _keep_value(st, p, k, E) - 0.1 * values[k]
-            sides = rv[F.RV_SIDES]
-            for s in range(sides):
-                if s == p % sides:
-                    continue
-                for j in range(st[F.N_MELDS + s]):
-                    if fit[st[F.MELDS + s * F.SLOTS + j], k]:
-                        cost += 15.0
-                        break
-            scores[a] = -100.0 - cost
-        elif a < F.ADD_BASE:  # a new meld: natural first, the most valuable
-            pattern = a - F.MELD_BASE
-            naturals = 0
-            for j in range(3):
-                k = pkinds[pattern, j]
-                if k < F.NK and not wild[k]:
-                    naturals += pneeds[pattern, j]
-            scores[a] = 100.0 + 20.0 * naturals + 0.01 * values[pkinds[pattern, 0]]
-        else:  # an addition: natural first, to the longest meld
-            rel = a - F.ADD_BASE
-            slot = rel // F.NK
-            k = rel - slot * F.NK
-            side = p % rv[F.RV_SIDES]
-            meld = st[F.MELDS + side * F.SLOTS + slot]
-            natural = fit[meld, k] != 0 and n_outc[meld, k] > 0 and not wild[k]
-            scores[a] = (200.0 if natural else 90.0) + 0.001 * values[k]
+    lo, hi = _action_range(st, T)
+    for a in range(lo, hi):
+        if mask[a]:
+            scores[a] = _action_score(st, T, E, a, phase, p)
 
 
 @_jit
 def best_actions(st, T, E, buf, mask, scores, k, out):
     """The exact legal mask of ``st``, then up to ``k`` legal actions in the
-    policy's order into ``out``; returns (legal count, actions written)."""
+    policy's order (ties: the lower id) into ``out``; returns (legal count,
+    actions written). ``scores`` is scratch."""
     F.legal_mask(st, T, buf, mask)
+    phase = st[F.PHASE]
+    p = st[F.CURRENT]
+    lo, hi = _action_range(st, T)
     n_legal = 0
-    for a in range(mask.shape[0]):
-        if mask[a]:
-            n_legal += 1
-    if n_legal == 0:
-        return 0, 0
-    policy_scores(st, T, E, mask, scores)
     written = 0
-    while written < k and written < n_legal:
-        best = -1
-        best_score = NEG
-        for a in range(mask.shape[0]):
-            if mask[a] and scores[a] > best_score:
-                best = a
-                best_score = scores[a]
-        if best < 0:
-            break
-        out[written] = best
-        scores[best] = NEG
-        written += 1
+    for a in range(lo, hi):
+        if not mask[a]:
+            continue
+        n_legal += 1
+        score = _action_score(st, T, E, a, phase, p)
+        # insertion into the sorted top-k (scores[:k] holds their scores)
+        i = written
+        if i < k:
+            written += 1
+        elif score <= scores[k - 1]:
+            continue
+        else:
+            i = k - 1
+        while i > 0 and scores[i - 1] < score:
+            scores[i] = scores[i - 1]
+            out[i] = out[i - 1]
+            i -= 1
+        scores[i] = score
+        out[i] = a
     return n_legal, written
 
 
@@ -321,6 +340,7 @@ class _Workspace:
         self.scores = np.zeros(F.NUM_ACTIONS, dtype=np.float64)
         self.out = np.zeros(max(8, F.NUM_ACTIONS), dtype=np.int64)
         self.values = np.zeros(tables.num_sides, dtype=np.float64)
+        self.side_of = tuple(p % tables.num_sides for p in range(tables.num_players))
 
 
 class FastISMCTSAgent:
@@ -453,7 +473,7 @@ class FastISMCTSAgent:
         descend by UCB with availability counts until a new node is expanded,
         roll out, and back the values up."""
         st, args = work.st, work.args
-        side_of = self.side_of(work)
+        side_of = work.side_of
         start_turn = int(st[F.TURN])
         child = root.children.get(root_action)
         if child is None:
@@ -504,11 +524,6 @@ class FastISMCTSAgent:
         for n in path:
             n.visits += 1
             n.total += values[n.side]
-
-    @staticmethod
-    def side_of(work: _Workspace) -> tuple[int, ...]:
-        sides = work.tables.num_sides
-        return tuple(p % sides for p in range(work.tables.num_players))
 
     def _select(self, node: _Node, actions: list[int]) -> int:
         """UCB1 with availability counts (ISMCTS)."""

@@ -31,6 +31,7 @@ played. A forced move (one legal action) is returned at once.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from typing import Any
@@ -46,6 +47,15 @@ from training import checkpoint as ckpt
 
 #: the value a pending descent counts as, for each node on its path
 VIRTUAL_LOSS = 1.0
+
+
+@functools.lru_cache(maxsize=4)
+def _load_network(path: str) -> tuple[torch.nn.Module, dict[str, Any]]:
+    """The network (eval mode) and training config of a checkpoint, once per
+    process: evaluations and tournaments build an agent for every game."""
+    data = ckpt.load(path)
+    net, _ = ckpt.build_policy(data, source=path)
+    return net, dict(data.get("config") or {})
 
 
 class _Node:
@@ -92,12 +102,10 @@ class NeuralISMCTSAgent:
         if c_puct <= 0:
             raise ValueError(f"c_puct must be > 0, got {c_puct}")
         path = str(checkpoint if checkpoint is not None else DEFAULT_CHECKPOINT)
-        data = ckpt.load(path)
-        net, _ = ckpt.build_policy(data, source=path)
+        net, config = _load_network(path)
         self.policy = PolicyAgent(seed=seed, net=net)  # the layout check at reset
         self.policy.source = path
         self.net = net
-        config = data.get("config") or {}
         self.win_weight = float(config.get("win_weight", 0.5))
         self.score_weight = float(config.get("score_weight", 1.0))
         self.reward_scale = float(config.get("reward_scale", 1000.0))
