@@ -125,7 +125,6 @@ async function showLobby() {
     if (!res.ok) { $("f-error").textContent = data.error; return; }
     location.href = data.url;
   });
-  $("replay-file").addEventListener("change", (ev) => openReplayFile(ev.target.files[0], $("replay-error")));
 }
 
 // ------------------------------------------------------------------ the live table
@@ -398,6 +397,7 @@ function setupReplayControls() {
   $("replay-slider").addEventListener("input", (ev) => go(Number(ev.target.value)));
   $("show-hands").addEventListener("change", drawReplay);
   $("replay-hand").addEventListener("change", (ev) => { replay.hand = Number(ev.target.value); replay.index = 0; drawReplay(); });
+  $("replay-file").addEventListener("change", (ev) => openReplayFile(ev.target.files[0], $("replay-error")));
   $("replay-file-2").addEventListener("change", (ev) => openReplayFile(ev.target.files[0], $("replay-move")));
   document.addEventListener("keydown", (ev) => {
     if ($("replay").hidden) return;
