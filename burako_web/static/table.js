@@ -60,7 +60,11 @@ function drawMelds(box, view, seat, targets, onPick) {
     view.melds[side].forEach((meld, slot) => {
       const m = el("div", "meld" + (meld.canasta ? " canasta-" + meld.canasta : ""));
       m.dataset.side = side; m.dataset.slot = slot; m.title = meld.text;
-      for (const k of meld.tiles) m.appendChild(tile(k, view.cards, true));
+      meld.tiles.forEach((k, i) => {
+        const t = tile(k, view.cards, true);
+        if (i === meld.wild) { t.classList.add("wild"); t.title += " (wild)"; }
+        m.appendChild(t);
+      });
       if (meld.canasta) m.appendChild(el("span", "badge", meld.canasta === "clean" ? "CANASTA" : "canasta (dirty)"));
       if (targets && side === own && targets.has(slot)) {
         m.classList.add("target");
@@ -186,7 +190,8 @@ function render() {
       " · " + view.hand_sizes[p] + " tiles" + (view.mano === p ? " · mano" : "")));
     o.appendChild(backs(Math.min(view.hand_sizes[p], 20), true));
     if (view.known[p].length) {
-      const k = el("div", "label", "known from the pile: ");
+      o.appendChild(el("div", "label", "known from the pile:"));
+      const k = el("div", "known");
       for (const kind of view.known[p]) k.appendChild(tile(kind, view.cards, true));
       o.appendChild(k);
     }
