@@ -380,3 +380,23 @@ def test_replay_endpoint_returns_every_position_and_refuses_a_bad_record(tmp_pat
         assert status == 400 and "line 1" in data["error"]
         status, data = post(server.url + "api/replay", None, raw=b"{oops\n")
         assert status == 400 and "not valid JSON" in data["error"]
+
+
+def test_a_failing_bot_stops_its_table_with_a_message(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(self: Match) -> int:
+        raise RuntimeError("the bot fell over")
+
+    monkeypatch.setattr(Match, "bot_move", broken)
+    pick = np.random.default_rng(0)
+    with serve(FAST, records_dir=tmp_path, seed=2) as server:
+        _, room = post(server.url + "api/rooms", {"seats": ["person", "random"]})
+        client = Client(server.port, room["room"])
+        while True:
+            msg = client.until(lambda m: m["type"] == "state" and (m["legal"] or m["error"]))
+            if msg["error"]:
+                break
+            move = msg["legal"][int(pick.integers(len(msg["legal"])))]
+            client.send({"type": "move", "action": move["action"], "step": msg["step"]})
+        assert "seat 1 failed: RuntimeError: the bot fell over" in msg["error"]
+        assert msg["view"]["current"] == 1
+        client.close()
