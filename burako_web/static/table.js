@@ -132,7 +132,7 @@ async function showLobby() {
 }
 
 // ------------------------------------------------------------------ the live table
-const live = { ws: null, seat: null, msg: null, selected: [], room: null, lastStep: -1 };
+const live = { ws: null, seat: null, msg: null, selected: [], room: null, sheetOpen: false, sheetClosedFor: null };
 window.burako = live; // read by the tests and handy in the console
 
 function connect(room) {
@@ -151,6 +151,7 @@ function connect(room) {
     } else if (msg.type === "state") {
       if (live.msg && live.msg.view && msg.view && (msg.step !== live.msg.step || msg.hand_number !== live.msg.hand_number))
         $("message").textContent = "";
+      if (live.msg && msg.hand_number !== live.msg.hand_number) live.sheetOpen = false;
       live.msg = msg;
       render();
     }
@@ -303,8 +304,19 @@ function scoreTable(rows, numSides) {
 }
 function drawSheet(msg) {
   const sheet = $("sheet");
-  if (msg.status !== "hand_over" && msg.status !== "match_over") { sheet.hidden = true; return; }
+  const over = msg.status === "hand_over" || msg.status === "match_over";
+  $("show-sheet").hidden = !(over || msg.history.length);
+  if (!over && !live.sheetOpen) { sheet.hidden = true; return; }
+  if (over && live.sheetClosedFor === msg.hand_number && !live.sheetOpen) { sheet.hidden = true; return; }
   sheet.hidden = false; sheet.replaceChildren();
+  const close = el("button", null, "Look at the table"); close.type = "button"; close.id = "btn-close-sheet";
+  close.addEventListener("click", () => { live.sheetOpen = false; live.sheetClosedFor = msg.hand_number; render(); });
+  sheet.appendChild(close);
+  if (!over) {
+    sheet.appendChild(el("h2", null, "Score sheet"));
+    sheet.appendChild(scoreTable(msg.history, msg.match_scores.length));
+    return;
+  }
   const view = msg.view;
   sheet.appendChild(el("h2", null, msg.status === "match_over" ? "Match over" : "Hand " + (msg.hand_number + 1) + " is over"));
   sheet.appendChild(el("p", null, "Ended: " + view.end_reason + (view.closer >= 0 ? " by seat " + view.closer : "")));
@@ -336,6 +348,7 @@ function drawSheet(msg) {
 
 function showTable(room) {
   $("table").hidden = false;
+  $("show-sheet").addEventListener("click", () => { live.sheetOpen = true; render(); });
   $("copy-link").addEventListener("click", () => {
     const link = location.origin + "/?room=" + room;
     if (navigator.clipboard) navigator.clipboard.writeText(link);
