@@ -156,7 +156,7 @@ class Room:
             "type": "state",
             "room": self.id,
             "game": self.game_name,
-            "rules": game.rules_summary(m.rules) if hasattr(game, "rules_summary") else {},
+            "rules": game.rules_summary(m.rules),
             "status": self.status(),
             "seat": seat,
             "seats": [

@@ -57,6 +57,9 @@ class TableGame(Protocol):
     def target(self, rules: Any) -> int:
         """The match target (B28)."""
 
+    def rules_summary(self, rules: Any) -> dict[str, Any]:
+        """What the page shows of the rules: name, target, whether tiles are cards."""
+
     def deal(self, rules: Any, num_players: int, deal_seed: int) -> Any:
         """The hand dealt by ``deal_seed``, exactly as its record replays it."""
 
