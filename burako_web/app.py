@@ -156,7 +156,7 @@ class Room:
             "type": "state",
             "room": self.id,
             "game": self.game_name,
-            "rules": game.rules_summary(m.rules) if hasattr(game, "rules_summary") else {},
+            "rules": game.rules_summary(m.rules),
             "status": self.status(),
             "seat": seat,
             "seats": [
@@ -240,11 +240,11 @@ class Room:
                 await asyncio.sleep(limits.bot_delay)
                 async with self.lock:
                     if self.match.bot_to_act():
-                        action = await asyncio.to_thread(self.match.bot_move)
                         try:
+                            action = await asyncio.to_thread(self.match.bot_move)
                             self.match.play(self.match.state.current, action)
-                        except MoveError as exc:  # a bot broke the protocol: stop the table, say why
-                            self.error = f"bot in seat {self.match.state.current} failed: {exc}"
+                        except Exception as exc:  # a bot raised or broke the protocol: stop the table, say why
+                            self.error = f"bot in seat {self.match.state.current} failed: {type(exc).__name__}: {exc}"
                             log.error("room %s: %s", self.id, self.error)
                             await self.broadcast()
                             return

@@ -57,6 +57,9 @@ class TableGame(Protocol):
     def target(self, rules: Any) -> int:
         """The match target (B28)."""
 
+    def rules_summary(self, rules: Any) -> dict[str, Any]:
+        """What the page shows of the rules: name, target, whether tiles are cards."""
+
     def deal(self, rules: Any, num_players: int, deal_seed: int) -> Any:
         """The hand dealt by ``deal_seed``, exactly as its record replays it."""
 
@@ -106,11 +109,15 @@ def _observer(num_players: int, rules: Rules) -> Observer:
 
 
 def meld_data(meld: Meld, cards: bool) -> dict[str, Any]:
-    """One meld for the page: tiles in table order, canasta mark, text."""
+    """One meld for the page: tiles in table order (``meld_kinds``), the wild's
+    place, canasta mark, text."""
     canasta = None
     if meld.is_canasta:
         canasta = "clean" if meld.clean else "dirty"
-    return {"tiles": meld_kinds(meld), "canasta": canasta, "text": describe_meld(meld, cards)}
+    wild = None  # the index in ``tiles`` of a wild standing in for another tile
+    if meld.wild_kind >= 0:
+        wild = meld.wild_pos - meld.lo if meld.is_run else meld.length - 1
+    return {"tiles": meld_kinds(meld), "canasta": canasta, "wild": wild, "text": describe_meld(meld, cards)}
 
 
 class BurakoTable:

@@ -15,7 +15,10 @@ refuses (:class:`MoveError`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import functools
+import sys
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +32,35 @@ from burako_web.games import TableGame
 PERSON = "person"
 #: how many seeds past seed_base(k) may be tried for the mano the match needs
 MAX_SEED_TRIES = 10_000
+
+
+@contextlib.contextmanager
+def _one_torch_thread() -> Iterator[None]:
+    """One move of a network bot is a small forward pass: on a busy server,
+    torch's thread pool costs far more than it brings (measured 128 ms a move
+    with 2 threads against 6 ms with 1, load 10 on 2 cores)."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        yield
+        return
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+@functools.lru_cache(maxsize=1)
+def _shipped_policy_net() -> Any:
+    """The shipped bot's network, read once per server (building one costs
+    seconds: its layers are initialised before the weights are loaded)."""
+    from agents.policy import DEFAULT_CHECKPOINT
+    from training import checkpoint as ckpt
+
+    with _one_torch_thread():
+        net, _ = ckpt.build_policy(ckpt.load(str(DEFAULT_CHECKPOINT)), source=str(DEFAULT_CHECKPOINT))
+    return net  # build_policy returns it in eval mode
 
 
 class MoveError(ValueError):
@@ -80,7 +112,11 @@ class Match:
         self.agents: list[Any] = [None] * num_players
         for seat, kind in enumerate(self.seats):
             if kind != PERSON:
-                agent = make_agent(kind, seed=int(np.random.SeedSequence([self.seed, 1, seat]).generate_state(1)[0]))
+                seed_of_seat = int(np.random.SeedSequence([self.seed, 1, seat]).generate_state(1)[0])
+                if kind == "policy":  # the shipped bot: one network for every room (read once, shared)
+                    agent = make_agent(kind, seed=seed_of_seat, net=_shipped_policy_net())
+                else:
+                    agent = make_agent(kind, seed=seed_of_seat)
                 agent.reset(
                     seat, rules, num_players
                 )  # refuses rules/players it cannot play (e.g. a checkpoint's layout)
@@ -166,7 +202,8 @@ class Match:
     def bot_move(self) -> int:
         """The action of the bot to act (not applied: the caller paces and plays it)."""
         seat = self.state.current
-        return int(self.game.agent_move(self.agents[seat], self.state, seat, self.view_rngs[seat]))
+        with _one_torch_thread():
+            return int(self.game.agent_move(self.agents[seat], self.state, seat, self.view_rngs[seat]))
 
     def _finish_hand(self) -> None:
         state = self.state

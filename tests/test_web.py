@@ -219,9 +219,9 @@ def test_every_message_to_a_seat_over_whole_games_shows_only_what_it_may_see_E2(
 ) -> None:
     """A person's client plays whole matches (random legal moves) against bots;
     every message it received is checked against the true game rebuilt from
-    the room's records: each view equals the view of a state with everything
-    the seat cannot see resampled, its hand is its true hand, and no key
-    outside the documented ones appears."""
+    the room's records: each view, legal-move list and last-move text equals
+    what a state with everything the seat cannot see resampled gives, its hand
+    is its true hand, and no key outside the documented ones appears."""
     rng = np.random.default_rng(5)
     pick = np.random.default_rng(6)
     with serve(FAST, records_dir=tmp_path, seed=21) as server:
@@ -262,6 +262,11 @@ def test_every_message_to_a_seat_over_whole_games_shows_only_what_it_may_see_E2(
         assert msg["view"] == GAME.seat_view(state.determinize(0, rng), 0)
         assert msg["view"]["hand"] == np.repeat(np.arange(53), state.hands[0]).tolist()
         assert msg["legal"] == GAME.legal_moves(state, 0)
+        last = msg["last_move"]
+        if last is not None:  # the text of the last move, as the seat could have written it
+            before = truth[(msg["hand_number"], last["step"] - 1)].determinize(0, rng)
+            record = records[msg["hand_number"]]
+            assert last["text"] == before.describe(record["actions"][last["step"] - 1])
         views += 1
     assert views > 100 and len(records) >= 2
     print(f"E2 web check: {len(records)} hands, {views} views, {len(client.messages)} messages")
@@ -380,3 +385,23 @@ def test_replay_endpoint_returns_every_position_and_refuses_a_bad_record(tmp_pat
         assert status == 400 and "line 1" in data["error"]
         status, data = post(server.url + "api/replay", None, raw=b"{oops\n")
         assert status == 400 and "not valid JSON" in data["error"]
+
+
+def test_a_failing_bot_stops_its_table_with_a_message(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(self: Match) -> int:
+        raise RuntimeError("the bot fell over")
+
+    monkeypatch.setattr(Match, "bot_move", broken)
+    pick = np.random.default_rng(0)
+    with serve(FAST, records_dir=tmp_path, seed=2) as server:
+        _, room = post(server.url + "api/rooms", {"seats": ["person", "random"]})
+        client = Client(server.port, room["room"])
+        while True:
+            msg = client.until(lambda m: m["type"] == "state" and (m["legal"] or m["error"]))
+            if msg["error"]:
+                break
+            move = msg["legal"][int(pick.integers(len(msg["legal"])))]
+            client.send({"type": "move", "action": move["action"], "step": msg["step"]})
+        assert "seat 1 failed: RuntimeError: the bot fell over" in msg["error"]
+        assert msg["view"]["current"] == 1
+        client.close()

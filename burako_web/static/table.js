@@ -60,7 +60,11 @@ function drawMelds(box, view, seat, targets, onPick) {
     view.melds[side].forEach((meld, slot) => {
       const m = el("div", "meld" + (meld.canasta ? " canasta-" + meld.canasta : ""));
       m.dataset.side = side; m.dataset.slot = slot; m.title = meld.text;
-      for (const k of meld.tiles) m.appendChild(tile(k, view.cards, true));
+      meld.tiles.forEach((k, i) => {
+        const t = tile(k, view.cards, true);
+        if (i === meld.wild) { t.classList.add("wild"); t.title += " (wild)"; }
+        m.appendChild(t);
+      });
       if (meld.canasta) m.appendChild(el("span", "badge", meld.canasta === "clean" ? "CANASTA" : "canasta (dirty)"));
       if (targets && side === own && targets.has(slot)) {
         m.classList.add("target");
@@ -125,11 +129,10 @@ async function showLobby() {
     if (!res.ok) { $("f-error").textContent = data.error; return; }
     location.href = data.url;
   });
-  $("replay-file").addEventListener("change", (ev) => openReplayFile(ev.target.files[0], $("replay-error")));
 }
 
 // ------------------------------------------------------------------ the live table
-const live = { ws: null, seat: null, msg: null, selected: [], room: null, lastStep: -1 };
+const live = { ws: null, seat: null, msg: null, selected: [], room: null, sheetOpen: false, sheetClosedFor: null };
 window.burako = live; // read by the tests and handy in the console
 
 function connect(room) {
@@ -148,6 +151,7 @@ function connect(room) {
     } else if (msg.type === "state") {
       if (live.msg && live.msg.view && msg.view && (msg.step !== live.msg.step || msg.hand_number !== live.msg.hand_number))
         $("message").textContent = "";
+      if (live.msg && msg.hand_number !== live.msg.hand_number) live.sheetOpen = false;
       live.msg = msg;
       render();
     }
@@ -187,7 +191,8 @@ function render() {
       " · " + view.hand_sizes[p] + " tiles" + (view.mano === p ? " · mano" : "")));
     o.appendChild(backs(Math.min(view.hand_sizes[p], 20), true));
     if (view.known[p].length) {
-      const k = el("div", "label", "known from the pile: ");
+      o.appendChild(el("div", "label", "known from the pile:"));
+      const k = el("div", "known");
       for (const kind of view.known[p]) k.appendChild(tile(kind, view.cards, true));
       o.appendChild(k);
     }
@@ -299,8 +304,19 @@ function scoreTable(rows, numSides) {
 }
 function drawSheet(msg) {
   const sheet = $("sheet");
-  if (msg.status !== "hand_over" && msg.status !== "match_over") { sheet.hidden = true; return; }
+  const over = msg.status === "hand_over" || msg.status === "match_over";
+  $("show-sheet").hidden = !(over || msg.history.length);
+  if (!over && !live.sheetOpen) { sheet.hidden = true; return; }
+  if (over && live.sheetClosedFor === msg.hand_number && !live.sheetOpen) { sheet.hidden = true; return; }
   sheet.hidden = false; sheet.replaceChildren();
+  const close = el("button", null, "Look at the table"); close.type = "button"; close.id = "btn-close-sheet";
+  close.addEventListener("click", () => { live.sheetOpen = false; live.sheetClosedFor = msg.hand_number; render(); });
+  sheet.appendChild(close);
+  if (!over) {
+    sheet.appendChild(el("h2", null, "Score sheet"));
+    sheet.appendChild(scoreTable(msg.history, msg.match_scores.length));
+    return;
+  }
   const view = msg.view;
   sheet.appendChild(el("h2", null, msg.status === "match_over" ? "Match over" : "Hand " + (msg.hand_number + 1) + " is over"));
   sheet.appendChild(el("p", null, "Ended: " + view.end_reason + (view.closer >= 0 ? " by seat " + view.closer : "")));
@@ -332,6 +348,7 @@ function drawSheet(msg) {
 
 function showTable(room) {
   $("table").hidden = false;
+  $("show-sheet").addEventListener("click", () => { live.sheetOpen = true; render(); });
   $("copy-link").addEventListener("click", () => {
     const link = location.origin + "/?room=" + room;
     if (navigator.clipboard) navigator.clipboard.writeText(link);
@@ -398,6 +415,7 @@ function setupReplayControls() {
   $("replay-slider").addEventListener("input", (ev) => go(Number(ev.target.value)));
   $("show-hands").addEventListener("change", drawReplay);
   $("replay-hand").addEventListener("change", (ev) => { replay.hand = Number(ev.target.value); replay.index = 0; drawReplay(); });
+  $("replay-file").addEventListener("change", (ev) => openReplayFile(ev.target.files[0], $("replay-error")));
   $("replay-file-2").addEventListener("change", (ev) => openReplayFile(ev.target.files[0], $("replay-move")));
   document.addEventListener("keydown", (ev) => {
     if ($("replay").hidden) return;
