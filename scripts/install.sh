@@ -11,3 +11,4 @@ PYTHON=${PYTHON:-python3}
 .venv/bin/python -m pip install -q -e ".[all,dev]"
 # compile the numba core once (cached on disk), so tests and jobs start at once
 .venv/bin/python -m burako_env.vector
+.venv/bin/python -m agents.fast_search
