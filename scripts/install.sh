@@ -22,3 +22,4 @@ if ! command -v chromium >/dev/null 2>&1; then
 fi
 # compile the numba core once (cached on disk), so tests and jobs start at once
 .venv/bin/python -m burako_env.vector
+.venv/bin/python -m agents.fast_search
