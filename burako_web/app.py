@@ -47,7 +47,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 from burako_env.records import RecordError, validate_record
 from burako_env.rules import preset_names
 from burako_web.games import GAMES, game_named
-from burako_web.match import PERSON, Match, MoveError, seat_kinds
+from burako_web.match import PERSON, Match, MoveError, default_bot, seat_kinds
 
 STATIC = Path(__file__).resolve().parent / "static"
 log = logging.getLogger("burako_web")
@@ -325,7 +325,7 @@ class Tables:
             raise ValueError("players must be an integer")
         seats = request.get("seats")
         if seats is None:
-            seats = [PERSON] + ["policy"] * (players - 1)
+            seats = [PERSON] + [default_bot(rules, players)] * (players - 1)
         if not isinstance(seats, list) or not all(isinstance(s, str) for s in seats):
             raise ValueError("seats must be a list of names")
         room_id = secrets.token_urlsafe(6)
@@ -391,13 +391,15 @@ def create_app(
     async def options(request: Request) -> Response:
         from burako_env.rules import load_rules
 
-        presets = {
-            name: {"players": list(load_rules(name).players), "target": load_rules(name).target}
-            for name in preset_names()
-        }
-        return JSONResponse(
-            {"games": sorted(GAMES), "presets": presets, "seat_kinds": seat_kinds(), "default_bot": "policy"}
-        )
+        presets = {}
+        for name in preset_names():
+            rules = load_rules(name)
+            presets[name] = {
+                "players": list(rules.players),
+                "target": rules.target,
+                "default_bot": {str(n): default_bot(rules, n) for n in rules.players},
+            }
+        return JSONResponse({"games": sorted(GAMES), "presets": presets, "seat_kinds": seat_kinds()})
 
     async def create_room(request: Request) -> Response:
         try:

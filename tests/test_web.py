@@ -140,7 +140,17 @@ def test_refused_moves_change_nothing() -> None:
         assert match.step == 0
 
 
+def test_the_default_bot_is_the_shipped_one_where_its_network_fits_the_table() -> None:
+    from burako_web.match import default_bot
+
+    assert default_bot(GAME.rules_from_request("burako", None), 2) == "policy"
+    assert default_bot(GAME.rules_from_request("burako", None), 4) == "planner"
+    assert default_bot(GAME.rules_from_request("burako_casual", None), 3) == "planner"
+
+
 def test_a_bot_that_cannot_play_the_table_is_refused() -> None:
+    with pytest.raises(ValueError, match="another observation/action layout"):
+        Match(GAME, GAME.rules_from_request("burako", None), 4, ["person"] + ["policy"] * 3, seed=0)
     with pytest.raises(ValueError, match="unknown player"):
         Match(GAME, GAME.rules_from_request("burako", None), 2, ["person", "nobody"], seed=0)
     with pytest.raises(ValueError, match="not allowed"):
