@@ -212,6 +212,7 @@ class Room:
         readable pace, deal the next hand when every person is ready."""
         limits = self.limits
         while not self.closed:
+            self.changed.clear()  # a poke from now on is kept for the wait below
             acted = pause = False
             async with self.lock:
                 m = self.match
@@ -250,7 +251,6 @@ class Room:
                             return
                         await self.broadcast()
                 continue
-            self.changed.clear()
             await self.changed.wait()
 
     # ------------------------------------------------------------------ one browser message
