@@ -112,6 +112,8 @@ class Room:
         self.lock = asyncio.Lock()
         self.changed = asyncio.Event()
         self.empty_since = time.monotonic()
+        #: open WebSockets to this room, with or without a seat
+        self.connections = 0
         self.closed = False
         self.task: asyncio.Task[None] | None = None
         self.error: str | None = None
@@ -323,6 +325,8 @@ class Tables:
         players = request.get("players", 2)
         if not isinstance(players, int) or isinstance(players, bool):
             raise ValueError("players must be an integer")
+        if players not in game.players_allowed(rules):
+            raise ValueError(f"{players} players is not allowed by these rules ({list(game.players_allowed(rules))})")
         seats = request.get("seats")
         if seats is None:
             seats = [PERSON] + [default_bot(rules, players)] * (players - 1)
@@ -368,12 +372,12 @@ async def _read_body(request: Request, limit: int) -> bytes:
     size = request.headers.get("content-length")
     if size is not None and (not size.isdigit() or int(size) > limit):
         raise ValueError(f"the request is larger than {limit} bytes")
-    body = b""
+    body = bytearray()
     async for chunk in request.stream():
         body += chunk
         if len(body) > limit:
             raise ValueError(f"the request is larger than {limit} bytes")
-    return body
+    return bytes(body)
 
 
 def create_app(
@@ -445,10 +449,11 @@ def create_app(
             await ws.send_text(json.dumps({"type": "error", "message": "no such room (it may have ended)"}))
             await ws.close(code=4404)
             return
-        if room.sockets() >= limits.max_sockets_per_room:
+        if room.connections >= limits.max_sockets_per_room:
             await ws.send_text(json.dumps({"type": "error", "message": "too many connections to this room"}))
             await ws.close(code=4429)
             return
+        room.connections += 1  # seated or not yet: each costs the server
         bucket = TokenBucket(limits.rate, limits.burst)
         seat: int | None = None
         try:
@@ -493,6 +498,7 @@ def create_app(
         except WebSocketDisconnect:
             pass
         finally:
+            room.connections -= 1
             if seat is not None:
                 room.slots[seat].sockets.discard(ws)
                 if room.sockets() == 0:
