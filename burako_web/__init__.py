@@ -1,4 +1,4 @@
-"""burako-web: the project's games on a web table (FastAPI-free Starlette + uvicorn, WebSockets).
+"""burako-web: the project's games on a web table (Starlette + uvicorn, WebSockets).
 
     burako-web                      # serves http://127.0.0.1:8000 and opens it
 
@@ -11,6 +11,7 @@ Layout:
 | ``match``     | a match at one table (B28): seats, deals, bots, records; no web code      |
 | ``app``       | the Starlette app: rooms, WebSockets, limits, replays                     |
 | ``cli``       | the ``burako-web`` command                                                |
+| ``testing``   | a live server in a thread, and a person's clicks (tests, the screenshot)  |
 | ``static/``   | the one page (plain HTML, CSS, JavaScript; nothing fetched at run time)   |
 
 The core package (``burako_env``) never imports this one, so the env does not

@@ -47,7 +47,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 from burako_env.records import RecordError, validate_record
 from burako_env.rules import preset_names
 from burako_web.games import GAMES, game_named
-from burako_web.match import PERSON, Match, MoveError, seat_kinds
+from burako_web.match import PERSON, Match, MoveError, default_bot, seat_kinds
 
 STATIC = Path(__file__).resolve().parent / "static"
 log = logging.getLogger("burako_web")
@@ -112,6 +112,8 @@ class Room:
         self.lock = asyncio.Lock()
         self.changed = asyncio.Event()
         self.empty_since = time.monotonic()
+        #: open WebSockets to this room, with or without a seat
+        self.connections = 0
         self.closed = False
         self.task: asyncio.Task[None] | None = None
         self.error: str | None = None
@@ -212,6 +214,7 @@ class Room:
         readable pace, deal the next hand when every person is ready."""
         limits = self.limits
         while not self.closed:
+            self.changed.clear()  # a poke from now on is kept for the wait below
             acted = pause = False
             async with self.lock:
                 m = self.match
@@ -250,7 +253,6 @@ class Room:
                             return
                         await self.broadcast()
                 continue
-            self.changed.clear()
             await self.changed.wait()
 
     # ------------------------------------------------------------------ one browser message
@@ -323,9 +325,11 @@ class Tables:
         players = request.get("players", 2)
         if not isinstance(players, int) or isinstance(players, bool):
             raise ValueError("players must be an integer")
+        if players not in game.players_allowed(rules):
+            raise ValueError(f"{players} players is not allowed by these rules ({list(game.players_allowed(rules))})")
         seats = request.get("seats")
         if seats is None:
-            seats = [PERSON] + ["policy"] * (players - 1)
+            seats = [PERSON] + [default_bot(rules, players)] * (players - 1)
         if not isinstance(seats, list) or not all(isinstance(s, str) for s in seats):
             raise ValueError("seats must be a list of names")
         room_id = secrets.token_urlsafe(6)
@@ -368,12 +372,12 @@ async def _read_body(request: Request, limit: int) -> bytes:
     size = request.headers.get("content-length")
     if size is not None and (not size.isdigit() or int(size) > limit):
         raise ValueError(f"the request is larger than {limit} bytes")
-    body = b""
+    body = bytearray()
     async for chunk in request.stream():
         body += chunk
         if len(body) > limit:
             raise ValueError(f"the request is larger than {limit} bytes")
-    return body
+    return bytes(body)
 
 
 def create_app(
@@ -391,13 +395,15 @@ def create_app(
     async def options(request: Request) -> Response:
         from burako_env.rules import load_rules
 
-        presets = {
-            name: {"players": list(load_rules(name).players), "target": load_rules(name).target}
-            for name in preset_names()
-        }
-        return JSONResponse(
-            {"games": sorted(GAMES), "presets": presets, "seat_kinds": seat_kinds(), "default_bot": "policy"}
-        )
+        presets = {}
+        for name in preset_names():
+            rules = load_rules(name)
+            presets[name] = {
+                "players": list(rules.players),
+                "target": rules.target,
+                "default_bot": {str(n): default_bot(rules, n) for n in rules.players},
+            }
+        return JSONResponse({"games": sorted(GAMES), "presets": presets, "seat_kinds": seat_kinds()})
 
     async def create_room(request: Request) -> Response:
         try:
@@ -443,10 +449,11 @@ def create_app(
             await ws.send_text(json.dumps({"type": "error", "message": "no such room (it may have ended)"}))
             await ws.close(code=4404)
             return
-        if room.sockets() >= limits.max_sockets_per_room:
+        if room.connections >= limits.max_sockets_per_room:
             await ws.send_text(json.dumps({"type": "error", "message": "too many connections to this room"}))
             await ws.close(code=4429)
             return
+        room.connections += 1  # seated or not yet: each costs the server
         bucket = TokenBucket(limits.rate, limits.burst)
         seat: int | None = None
         try:
@@ -491,6 +498,7 @@ def create_app(
         except WebSocketDisconnect:
             pass
         finally:
+            room.connections -= 1
             if seat is not None:
                 room.slots[seat].sockets.discard(ws)
                 if room.sockets() == 0:

@@ -63,6 +63,18 @@ def _shipped_policy_net() -> Any:
     return net  # build_policy returns it in eval mode
 
 
+def default_bot(rules: Any, num_players: int) -> str:
+    """The shipped bot where its network fits the table (its observation
+    layout is that of one player count), else the ``planner`` heuristic."""
+    from burako_env.observation import layout_id
+
+    try:
+        fits = _shipped_policy_net().shape.layout == layout_id(num_players, rules)
+    except (OSError, ValueError):  # no checkpoint shipped, or one that cannot be read
+        fits = False
+    return "policy" if fits else "planner"
+
+
 class MoveError(ValueError):
     """A move that is refused (wrong seat, not its turn, not legal); nothing changed."""
 

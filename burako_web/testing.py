@@ -59,6 +59,8 @@ def serve(
 
 # ---------------------------------------------------------------------- a person's clicks (Playwright)
 CHROMIUM = "/usr/bin/chromium"
+#: root in a container needs --no-sandbox; a small /dev/shm needs the other
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-dev-shm-usage"]
 
 
 def state_of(page: Any) -> dict[str, Any]:

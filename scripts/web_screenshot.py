@@ -15,7 +15,7 @@ import tempfile
 from playwright.sync_api import sync_playwright
 
 from burako_web.app import Limits
-from burako_web.testing import CHROMIUM, click_one_move, serve, state_of, wait_my_turn_or_end
+from burako_web.testing import CHROMIUM, CHROMIUM_ARGS, click_one_move, serve, state_of, wait_my_turn_or_end
 
 
 def main() -> None:
@@ -29,7 +29,7 @@ def main() -> None:
         serve(Limits(bot_delay=0.01, rate=500, burst=500), records_dir=records, seed=args.seed) as live,
         sync_playwright() as p,
     ):
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1280, "height": 820})
         page.goto(live.url)
         page.wait_for_selector("#f-seat-1")

@@ -140,7 +140,17 @@ def test_refused_moves_change_nothing() -> None:
         assert match.step == 0
 
 
+def test_the_default_bot_is_the_shipped_one_where_its_network_fits_the_table() -> None:
+    from burako_web.match import default_bot
+
+    assert default_bot(GAME.rules_from_request("burako", None), 2) == "policy"
+    assert default_bot(GAME.rules_from_request("burako", None), 4) == "planner"
+    assert default_bot(GAME.rules_from_request("burako_casual", None), 3) == "planner"
+
+
 def test_a_bot_that_cannot_play_the_table_is_refused() -> None:
+    with pytest.raises(ValueError, match="another observation/action layout"):
+        Match(GAME, GAME.rules_from_request("burako", None), 4, ["person"] + ["policy"] * 3, seed=0)
     with pytest.raises(ValueError, match="unknown player"):
         Match(GAME, GAME.rules_from_request("burako", None), 2, ["person", "nobody"], seed=0)
     with pytest.raises(ValueError, match="not allowed"):
@@ -322,7 +332,9 @@ def test_malformed_out_of_turn_and_illegal_messages_get_errors_and_change_nothin
 
 
 def test_limits_on_rooms_requests_and_message_rate(tmp_path: Path) -> None:
-    limits = Limits(bot_delay=0.0, hand_pause=0.0, max_rooms=2, rate=1.0, burst=3.0, max_request=300)
+    limits = Limits(
+        bot_delay=0.0, hand_pause=0.0, max_rooms=2, rate=1.0, burst=3.0, max_request=300, max_sockets_per_room=4
+    )
     with serve(limits, records_dir=tmp_path) as server:
         url = server.url + "api/rooms"
         assert post(url, {"seats": ["person", "random"]})[0] == 200
@@ -332,11 +344,17 @@ def test_limits_on_rooms_requests_and_message_rate(tmp_path: Path) -> None:
         assert post(url, None, raw=b"[" + b" " * 400 + b"]")[0] == 400
         assert "unknown field" in post(url, {"seats": ["person", "random"], "evil": 1})[1]["error"]
         assert "unknown rules preset" in post(url, {"preset": "/etc/passwd"})[1]["error"]
+        assert "not allowed" in post(url, {"players": 10**9})[1]["error"]
         status, room = post(url, {"seats": ["person", "random"]})
         assert status == 200
         status, body = post(url, {"seats": ["person", "random"]})
         assert status == 400 and "maximum of 2 rooms" in body["error"]
         client = Client(server.port, room["room"])  # the hello spent one token of three
+        idle = [open_socket(server.port, room["room"]) for _ in range(limits.max_sockets_per_room - 1)]
+        refused = open_socket(server.port, room["room"])  # connections count before any hello
+        assert "too many connections" in json.loads(refused.recv(timeout=10))["message"]
+        for ws in [*idle, refused]:
+            ws.close()
         for _ in range(4):
             client.send({"type": "ping"})
         assert "too many messages" in client.error()

@@ -23,7 +23,7 @@ from agents.random_agent import RandomAgent  # noqa: E402
 from agents.runner import play_game  # noqa: E402
 from burako_env.records import read_records  # noqa: E402
 from burako_web.app import Limits  # noqa: E402
-from burako_web.testing import CHROMIUM, LiveServer, play_by_clicking, serve, state_of  # noqa: E402
+from burako_web.testing import CHROMIUM, CHROMIUM_ARGS, LiveServer, play_by_clicking, serve, state_of  # noqa: E402
 
 if not os.path.exists(CHROMIUM):  # scripts/install.sh installs it (apt-get install chromium)
     pytest.skip(f"no browser at {CHROMIUM}: apt-get install chromium", allow_module_level=True)
@@ -40,7 +40,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     with playwright.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield chromium
         chromium.close()
 

@@ -107,7 +107,7 @@ async function showLobby() {
     for (let s = 0; s < n; s++) {
       const sel = el("select"); sel.id = "f-seat-" + s;
       for (const k of opts.seat_kinds) sel.appendChild(new Option(k === "person" ? "a person" : k + " (bot)", k));
-      sel.value = s === 0 ? "person" : opts.default_bot;
+      sel.value = s === 0 ? "person" : opts.presets[preset.value].default_bot[String(n)];
       const lab = el("label", null, "Seat " + s + (n === 4 ? (s % 2 ? " (side 1)" : " (side 0)") : "") + " ");
       lab.appendChild(sel);
       seatsBox.appendChild(lab);
