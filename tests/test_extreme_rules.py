@@ -173,12 +173,16 @@ def test_e3_vector_env_one_tile_muerto_never_an_empty_mask_row(num_players: int)
         assert ends > 0
 
 
+@pytest.mark.parametrize("num_players", [2, 4])
 @pytest.mark.parametrize("engine", ["python", "fast"])
-def test_e3_aec_env_one_tile_muerto_never_an_empty_mask(engine: str) -> None:
-    """E3 through ``env()``: 4 players, hands and muertos of 1, whole matches
-    of random play on each engine, the acting agent always has an action."""
+def test_e3_aec_env_one_tile_muerto_never_an_empty_mask(engine: str, num_players: int) -> None:
+    """E3 through ``env()``: hands and muertos of 1, whole matches of random
+    play on each engine, the acting agent always has an action."""
     env = burako_env.env(
-        num_players=4, rule_overrides={"hand_size": {2: 1, 4: 1}, "muerto_size": 1}, engine=engine, match=True
+        num_players=num_players,
+        rule_overrides={"hand_size": {2: 1, 4: 1}, "muerto_size": 1},
+        engine=engine,
+        match=True,
     )
     rng = np.random.default_rng(2)
     steps = 0

@@ -14,13 +14,22 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from oracle import oracle_legal_actions
+from oracle import (
+    _PATTERN_CANON,
+    _PATTERN_NEEDS,
+    after_ok,
+    canon_of,
+    hand_counter,
+    oracle_legal_actions,
+    pattern_valid,
+    placements,
+)
 
 from burako_env import actions as A
 from burako_env.engine import CLOSED, GameState, Phase
 from burako_env.fast import FastGame
 from burako_env.rules import load_rules
-from burako_env.scenario import build_state, hand_of, run, tile
+from burako_env.scenario import build_state, hand_of, pierna, run, tile
 
 CASUAL = load_rules("burako_casual")
 
@@ -210,3 +219,117 @@ def test_v3_e3_mask_equals_whole_turn_oracle_slow(num_players: int) -> None:
     """V3/E3: the same on 5,000 burako_casual states per player count."""
     stats = run_v3_oracle(num_players, 5000, seed0=1_400_000 + num_players)
     assert stats["states"] == 5000, stats
+
+
+# --------------------------------------------------------------------------- the oracle's search, checked
+
+
+def brute_force_v3(state: GameState) -> bool:
+    """V3 by brute force: every sequence of plays (any new 3-tile meld, any
+    addition to any meld, in any order) from the DRAW state after taking the
+    pile, until one melds the top tile and leaves an allowed situation. No
+    shortcut: it checks the oracle's argument that only plays building the
+    tile's own meld need to come first."""
+    p = state.current
+    side = state.side_of[p]
+    required = state.pile[-1]
+    rules = state.rules
+    valid = pattern_valid(rules)
+    failed: set = set()
+
+    def search(hand: Counter, melds: tuple) -> bool:
+        key = (tuple(sorted((+hand).items())), melds)
+        if key in failed:
+            return False
+        for index, needs in enumerate(_PATTERN_NEEDS):
+            if not valid[index] or any(hand[k] < n for k, n in needs.items()):
+                continue
+            after = hand - needs
+            new = (*melds, _PATTERN_CANON[index])
+            if needs[required] > 0:
+                if after_ok(state, p, after, list(new), by_discard=False):
+                    return True
+            elif sum(after.values()) > 0 and search(after, new):
+                return True
+        for slot, meld in enumerate(melds):
+            for kind in [k for k, n in hand.items() if n > 0]:
+                after = hand.copy()
+                after[kind] -= 1
+                for outcome in placements(meld, kind, rules):
+                    new = (*melds[:slot], outcome, *melds[slot + 1 :])
+                    if kind == required:
+                        if after_ok(state, p, after, list(new), by_discard=False):
+                            return True
+                    elif search(after, new):
+                        return True
+        failed.add(key)
+        return False
+
+    hand = hand_counter(state, p) + Counter(state.pile)
+    return search(hand, tuple(canon_of(m) for m in state.melds[side]))
+
+
+def random_small_v3_state(rng: np.random.Generator) -> GameState | None:
+    """A burako_casual DRAW state with a small hand, one to three runs or
+    sets on the player's side, a short pile, the muerto taken or not; None
+    when the random pick asks for more copies of a tile than exist."""
+    colours = ["black", "red", "blue", "yellow"]
+    melds = []
+    for _ in range(int(rng.integers(1, 4))):
+        if rng.random() < 0.75:
+            lo = int(rng.integers(1, 11))
+            hi = min(14, lo + int(rng.integers(2, 6)))
+            colour = colours[int(rng.integers(4))]
+            if rng.random() < 0.3:
+                at = int(rng.integers(lo, hi + 1))
+                wild = "*" if rng.random() < 0.5 else f"{'KRBY'[colours.index(colour)]}2"
+                melds.append(run(colour, lo, hi, wild=wild, at=at) if not (wild.endswith("2") and at == 2) else None)
+            else:
+                melds.append(run(colour, lo, hi))
+        else:
+            number = int(rng.choice([1, *range(3, 14)]))
+            melds.append(pierna(number, "".join(rng.permutation(list("KRBY"))[:3])))
+    melds = [m for m in melds if m is not None]
+    letters = "KRBY"
+    focus = letters[int(rng.integers(4))]
+    hand = []
+    for _ in range(int(rng.integers(1, 6))):
+        letter = focus if rng.random() < 0.6 else letters[int(rng.integers(4))]
+        hand.append("*" if rng.random() < 0.08 else f"{letter}{int(rng.integers(1, 14))}")
+    pile = [f"{focus if rng.random() < 0.7 else letters[int(rng.integers(4))]}{int(rng.integers(1, 14))}"]
+    if rng.random() < 0.3:
+        pile.insert(0, f"{letters[int(rng.integers(4))]}{int(rng.integers(1, 14))}")
+    if rng.random() < 0.1:
+        pile[-1] = "*"
+    try:
+        return build_state(
+            2,
+            "burako_casual",
+            hands={0: " ".join(hand)},
+            melds={0: melds},
+            pile=" ".join(pile),
+            phase=Phase.DRAW,
+            muerto_taken={0: bool(rng.random() < 0.5)},
+        )
+    except ValueError:
+        return None
+
+
+def test_v3_whole_turn_oracle_equals_brute_force_on_small_states() -> None:
+    """V3: the oracle's whole-turn search (one meld's additions at a time)
+    decides the pile take exactly as a brute-force search over every order of
+    every play, on 400 random small burako_casual positions (the engines'
+    masks too), with both answers well represented."""
+    rng = np.random.default_rng(14)
+    stats: Counter = Counter()
+    while stats["states"] < 400:
+        state = random_small_v3_state(rng)
+        if state is None:
+            continue
+        expected = brute_force_v3(state)
+        assert (A.TAKE_PILE in oracle_legal_actions(state)) is expected
+        assert bool(state.legal_mask()[A.TAKE_PILE]) is expected
+        assert bool(FastGame.from_game_state(state).legal_mask()[A.TAKE_PILE]) is expected
+        stats["states"] += 1
+        stats["legal" if expected else "refused"] += 1
+    assert stats["legal"] >= 80 and stats["refused"] >= 80, stats
