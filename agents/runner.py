@@ -32,6 +32,8 @@ agent, seat, action and step (a tournament turns it into a forfeit). Only
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
 import traceback
 from collections.abc import Iterator, Mapping, Sequence
@@ -203,9 +205,9 @@ def play_game(
     agent's ``name``). ``record=False`` skips the descriptions and the record
     (faster). ``meta`` is stored in the record as is. Raises
     :class:`AgentFault` if an agent raises, exits, answers an illegal action,
-    or answers after ``move_time_limit`` seconds (checked when it answers: an
-    agent that never answers needs a watchdog outside, as the tournament's
-    process pool has).
+    or takes more than ``move_time_limit`` seconds (interrupted then with
+    SIGALRM in the main thread on Unix, else checked when it answers; code
+    stuck in C needs a watchdog outside, as the tournament's process pool has).
     """
     rules = load_rules(rules)
     rules.check_players(num_players)
@@ -239,38 +241,48 @@ def play_game(
 
     actions: list[int] = []
     descriptions: list[str] = []
-    while not state.hand_over:
-        seat = state.current
-        mask = state.legal_mask()
-        obs = LazyObservation(observer, state, seat, mask.copy())
-        view = LazySeatView(state, seat, view_rngs[seat])
-        started = time.perf_counter() if move_time_limit is not None else 0.0
-        try:
-            answer = agents[seat].act(obs, view)
-        except (Exception, SystemExit) as exc:
-            kind, what = _raised(exc, "act()")
-            raise _fault(kind, names, state, seat, None, len(actions), deal_seed, exc, what) from exc
-        finally:
-            obs.expire()
-            view.expire()
-        if move_time_limit is not None:
-            took = time.perf_counter() - started
-            if took > move_time_limit:
+    alarm = _MoveAlarm(move_time_limit)
+    with alarm:
+        while not state.hand_over:
+            seat = state.current
+            mask = state.legal_mask()
+            obs = LazyObservation(observer, state, seat, mask.copy())
+            view = LazySeatView(state, seat, view_rngs[seat])
+            started = time.perf_counter() if move_time_limit is not None else 0.0
+            try:
+                alarm.arm()
+                try:
+                    answer = agents[seat].act(obs, view)
+                finally:
+                    alarm.disarm()
+                    obs.expire()
+                    view.expire()
+            except MoveTimeout as exc:
                 raise _fault(
-                    "timeout", names, state, seat, answer, len(actions), deal_seed,
-                    what=f"took {took:.2f} s to answer (the limit is {move_time_limit:g} s)",
-                )  # fmt: skip
-        if isinstance(answer, (int, np.integer)) and not isinstance(answer, (bool, np.bool_)):
-            action = int(answer)
-            legal = 0 <= action < A.NUM_ACTIONS and bool(mask[action])
-        else:
-            action, legal = answer, False
-        if not legal:
-            raise _fault("illegal", names, state, seat, answer, len(actions), deal_seed)
-        if record:
-            descriptions.append(state.describe(action))
-        state.apply(action)
-        actions.append(action)
+                    "timeout", names, state, seat, None, len(actions), deal_seed,
+                    what=f"did not answer within the move time limit ({move_time_limit:g} s); it was interrupted",
+                ) from exc  # fmt: skip
+            except (Exception, SystemExit) as exc:
+                kind, what = _raised(exc, "act()")
+                raise _fault(kind, names, state, seat, None, len(actions), deal_seed, exc, what) from exc
+            if move_time_limit is not None:
+                took = time.perf_counter() - started
+                if took > move_time_limit:
+                    raise _fault(
+                        "timeout", names, state, seat, answer, len(actions), deal_seed,
+                        what=f"took {took:.2f} s to answer (the limit is {move_time_limit:g} s)",
+                    )  # fmt: skip
+            if isinstance(answer, (int, np.integer)) and not isinstance(answer, (bool, np.bool_)):
+                action = int(answer)
+                legal = 0 <= action < A.NUM_ACTIONS and bool(mask[action])
+            else:
+                action, legal = answer, False
+            if not legal:
+                raise _fault("illegal", names, state, seat, answer, len(actions), deal_seed)
+            if record:
+                descriptions.append(state.describe(action))
+            state.apply(action)
+            actions.append(action)
 
     result_record = None
     if record:
@@ -290,6 +302,47 @@ def play_game(
         record=result_record,
         state=state,
     )
+
+
+class MoveTimeout(BaseException):
+    """Raised inside an agent's ``act`` when the move time limit passes (a
+    BaseException, so that an agent's ``except Exception`` cannot swallow it)."""
+
+
+class _MoveAlarm:
+    """Interrupts an agent that overruns the move time limit, with SIGALRM
+    (Unix, main thread only; elsewhere the limit is checked when the agent
+    answers). Code stuck inside C without returning to Python is not
+    interrupted: the tournament's process pool stops such a worker."""
+
+    def __init__(self, limit: float | None) -> None:
+        self.limit = limit
+        self.enabled = (
+            limit is not None and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+        )
+        self.previous: Any = None
+
+    @staticmethod
+    def _ring(signum: int, frame: Any) -> None:
+        raise MoveTimeout()
+
+    def __enter__(self) -> _MoveAlarm:
+        if self.enabled:
+            self.previous = signal.signal(signal.SIGALRM, self._ring)
+        return self
+
+    def arm(self) -> None:
+        if self.enabled:
+            signal.setitimer(signal.ITIMER_REAL, self.limit)
+
+    def disarm(self) -> None:
+        if self.enabled:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.enabled:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.previous)
 
 
 def _raised(exc: BaseException, where: str) -> tuple[str, str]:

@@ -36,6 +36,7 @@ gives the game as a PettingZoo ``ParallelEnv`` (turn-based conversion).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -158,7 +159,7 @@ class ActionSpace(spaces.Discrete):
 def rules_for_env(rules: Any, rule_overrides: Any, max_turns: Any, num_players: Any) -> Rules:
     """The rules of an env (``raw_env``, ``BurakoVectorEnv``), every argument checked:
     refused, never coerced (``num_players=2.7`` or ``"4"`` is an error)."""
-    if rule_overrides is not None and not isinstance(rule_overrides, dict):
+    if rule_overrides is not None and not isinstance(rule_overrides, Mapping):
         raise RulesError(
             f"rule_overrides must be a dict of rules fields to values, got {type(rule_overrides).__name__} "
             f"{short_repr(rule_overrides)}"

@@ -45,7 +45,7 @@ def test_yaml_limits_recursive_aliases_depth_and_size() -> None:
     with pytest.raises(ValueError, match="recursive YAML alias"):
         load_yaml("a: &x [1, *x]\n", "t.yaml")
     with pytest.raises(ValueError, match="nested too deeply"):
-        load_yaml("[" * 5_000, "t.yaml")
+        load_yaml("[" * 2_000, "t.yaml")
     with pytest.raises(ValueError, match="at most"):
         load_yaml("x: " + "a" * 300_000, "t.yaml")
     # a document just under the limit, shared through aliases, still loads

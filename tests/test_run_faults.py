@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -21,7 +23,7 @@ from training import tournament as T
 class DyingAgent:
     """A random agent that, in seat ``seat`` at its ``after``-th decision, ends
     its process (``how="os_exit"``), calls ``sys.exit`` (``how="sys_exit"``),
-    or never answers (``how="hang"``)."""
+    or never answers (``how="hang"``; ``how="stuck"``: not even to a signal)."""
 
     name = "dying"
 
@@ -42,6 +44,8 @@ class DyingAgent:
                 os._exit(3)
             if self.how == "sys_exit":
                 sys.exit("deliberate exit")
+            if self.how == "stuck":  # as if stuck in C code: the SIGALRM of the move limit cannot interrupt it
+                signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
             time.sleep(3600)
         return self.inner.act(observation, view)
 
@@ -69,14 +73,14 @@ def forfeits(out: Path) -> list[dict[str, Any]]:
 def test_a_dead_or_hung_pool_worker_becomes_a_forfeit_and_the_run_goes_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """os._exit in a pool worker, and an agent that never answers (move_time_limit), each forfeit one game."""
+    """os._exit in a pool worker, and an agent stuck past move_time_limit (its worker is stopped): one forfeit each."""
     monkeypatch.setattr(T, "HANG_GRACE_SECONDS", 0.5, raising=False)
     agent = f"{__name__}:DyingAgent"
     config = gauntlet(
         tmp_path,
         [
             {"name": "exiter", "agent": agent, "options": {"how": "os_exit"}},
-            {"name": "hanger", "agent": agent, "options": {"how": "hang"}},
+            {"name": "stuck", "agent": agent, "options": {"how": "stuck"}},
         ],
         backend="pool",
         move_time_limit=0.5,
@@ -89,22 +93,30 @@ def test_a_dead_or_hung_pool_worker_becomes_a_forfeit_and_the_run_goes_on(
     faults = sorted(forfeits(tmp_path), key=lambda f: f["participant"])
     assert [(f["participant"], f["kind"], f["seat"]) for f in faults] == [
         ("exiter", "crash", 0),
-        ("hanger", "timeout", 0),
+        ("stuck", "timeout", 0),
     ]
     assert "exit code 3" in faults[0]["message"] and faults[0]["step"] >= 2
+    assert "its process was stopped" in faults[1]["message"]
     # the other seating of each deal was played to the end
     assert len((tmp_path / T.RECORDS).read_text().splitlines()) == 2
 
 
-def test_sys_exit_in_process_is_a_forfeit_and_resume_does_not_replay_it(tmp_path: Path) -> None:
+def test_sys_exit_and_a_hang_in_process_are_forfeits_and_resume_does_not_replay_them(tmp_path: Path) -> None:
+    agent = f"{__name__}:DyingAgent"
     config = gauntlet(
-        tmp_path, [{"name": "quitter", "agent": f"{__name__}:DyingAgent", "options": {"how": "sys_exit"}}]
+        tmp_path,
+        [
+            {"name": "quitter", "agent": agent, "options": {"how": "sys_exit"}},
+            {"name": "hanger", "agent": agent, "options": {"how": "hang"}},
+        ],
+        move_time_limit=0.3,
     )
     result = T.run_tournament(config)
     assert result.complete
-    (fault,) = forfeits(tmp_path)
-    assert (fault["participant"], fault["kind"]) == ("quitter", "exit")
-    assert "sys.exit('deliberate exit')" in fault["message"]
+    faults = sorted(forfeits(tmp_path), key=lambda f: f["participant"])
+    assert [(f["participant"], f["kind"]) for f in faults] == [("hanger", "timeout"), ("quitter", "exit")]
+    assert "sys.exit('deliberate exit')" in faults[1]["message"]
+    assert "did not answer within the move time limit (0.3 s)" in faults[0]["message"]
     assert T.run_tournament(config).played == 0
 
 
@@ -116,9 +128,22 @@ def test_move_time_limit_forfeits_a_slow_answer_in_process(tmp_path: Path) -> No
             time.sleep(0.05)
             return super().act(observation, view)
 
-    with pytest.raises(AgentFault) as info:
+    with pytest.raises(AgentFault) as info:  # main thread: interrupted by the alarm
         play_game([Slow(seed=1), RandomAgent(seed=2)], "burako", 2, 0, move_time_limit=0.01)
-    assert info.value.kind == "timeout" and info.value.seat == 0 and "limit is 0.01 s" in str(info.value)
+    assert info.value.kind == "timeout" and info.value.seat == 0 and "within the move time limit" in str(info.value)
+    # another thread (no signals there): the limit is checked when the agent answers
+    caught: list[BaseException] = []
+
+    def play() -> None:
+        try:
+            play_game([Slow(seed=1), RandomAgent(seed=2)], "burako", 2, 0, move_time_limit=0.01)
+        except AgentFault as exc:
+            caught.append(exc)
+
+    worker = threading.Thread(target=play)
+    worker.start()
+    worker.join(30)
+    assert len(caught) == 1 and caught[0].kind == "timeout" and "the limit is 0.01 s" in str(caught[0])
 
 
 def test_burako_eval_reports_a_dead_worker_clearly() -> None:

@@ -64,15 +64,16 @@ void and truncated hands are draws with score difference 0. An agent that
 raises, calls ``sys.exit`` or returns an illegal action
 (:class:`~agents.runner.AgentFault`) loses that game by forfeit (score
 difference 0, ``end_reason`` forfeit), the error is kept, and the tournament
-goes on. So does an agent that answers after ``move_time_limit`` seconds
-(kind ``timeout``). With the ``pool`` back end, an agent whose worker
-process dies (``os._exit``, a crash, the out-of-memory killer: kind
-``crash``) or that never answers (the worker is stopped
+goes on. So does an agent that takes more than ``move_time_limit`` seconds
+over a move (kind ``timeout``; it is interrupted by SIGALRM, see
+:func:`agents.runner.play_game`). With the ``pool`` back end, an agent whose
+worker process dies (``os._exit``, a crash, the out-of-memory killer: kind
+``crash``) or that is stuck where no signal reaches it (the worker is stopped
 ``HANG_GRACE_SECONDS`` after the limit: kind ``timeout``) forfeits the game
 in flight; the worker is replaced and the rest of its task goes on. Each
 worker keeps a shared note of whose code it runs, so the fault is the right
-agent's. (In process, ``os._exit`` ends everything and an agent that never
-answers is never stopped: use ``pool`` for untrusted agents.) Timeouts depend
+agent's. (In process, ``os._exit`` ends everything and code stuck in C is
+never stopped: use ``pool`` for untrusted agents.) Timeouts depend
 on the machine, so a run with a limit is reproducible only while no agent
 comes near it. A participant that cannot be built at all stops the run
 before any game.
