@@ -17,6 +17,8 @@ AGENTS: dict[str, str] = {
     "ismcts": "agents.search:ISMCTSAgent",
     "human": "agents.human:HumanAgent",
     "policy": "agents.policy:PolicyAgent",
+    # Rummy (burako_env.rummy); "random" plays both games
+    "rummy-heuristic": "agents.rummy_heuristic:RummyHeuristic",
 }
 
 

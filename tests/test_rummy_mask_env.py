@@ -197,3 +197,43 @@ def test_env_rejects_bad_arguments() -> None:
         burako_env.rummy_raw_env(reward="points")
     with pytest.raises(burako_env.RulesError, match="num_players=5"):
         burako_env.rummy_raw_env(num_players=5)
+
+
+def test_agents_play_rummy() -> None:
+    """The registry's random agent and the Rummy heuristic play whole hands through the env, legally."""
+    from agents.registry import make_agent
+
+    for seed in range(3):
+        env = burako_env.rummy_raw_env(num_players=3)
+        env.reset(seed=seed)
+        seats = {a: make_agent("rummy-heuristic" if i == 0 else "random", seed=i) for i, a in enumerate(env.agents)}
+        for i, agent in enumerate(env.agents):
+            seats[agent].reset(i, env.rules, 3)
+        for agent in env.agent_iter():
+            obs, _reward, termination, truncation, _info = env.last()
+            if termination or truncation:
+                env.step(None)
+                continue
+            action = seats[agent].act(obs)
+            assert obs["action_mask"][action]
+            env.step(action)
+        assert env.game.phase != Phase.PLAY
+
+
+def test_heuristic_plans_the_most_value_and_keeps_jokers() -> None:
+    """The heuristic's first decision aims at the highest-value legal play, without its joker."""
+    from agents.rummy_heuristic import RummyHeuristic
+
+    state = build_rummy_state(
+        hands={0: "R5 R6 R7 K10 K11 K12 * Y1", 1: "Y5"}, table=["B1 B2 B3"], closing="B9", first_play={0: True}
+    )
+    agent = RummyHeuristic()
+    agent.reset(0, state.rules, 2)
+    played = []
+    while state.current == 0:
+        obs = {"observation": encode(state, 0), "action_mask": state.legal_mask()}
+        action = agent.act(obs)
+        played.append(action)
+        state.step(action)
+    assert tiles_text(np.bincount([a for a in played if a < NUM_KINDS], minlength=NUM_KINDS)) == "K10 K11 K12 R5 R6 R7"
+    assert played[-1] == A.COMMIT and state.hands[0, JOKER] == 1
