@@ -19,6 +19,8 @@ AGENTS: dict[str, str] = {
     "neural_ismcts": "agents.neural_search:NeuralISMCTSAgent",
     "human": "agents.human:HumanAgent",
     "policy": "agents.policy:PolicyAgent",
+    # Rummy (burako_env.rummy); "random" plays both games
+    "rummy-heuristic": "agents.rummy_heuristic:RummyHeuristic",
 }
 
 

@@ -39,7 +39,8 @@ def _all_melds() -> list[tuple[tuple[int, ...], int, int]]:
 
 
 MELDS = _all_melds()
-MELDS_WITH = {kind: [m for m in MELDS if kind in m[0]] for kind in range(JOKER)}
+#: the melds that can cover the lowest natural left: every natural of the meld is at or above it
+MELDS_WITH = {kind: [m for m in MELDS if min(m[0]) == kind] for kind in range(JOKER)}
 
 
 @cache
@@ -68,13 +69,34 @@ def _best(counts: tuple[int, ...]) -> int | None:
     return best
 
 
+@cache
+def _splits(counts: tuple[int, ...]) -> bool:
+    """Whether ``counts`` splits into melds (depth first, stops at the first split found)."""
+    first = next((k for k in range(JOKER) if counts[k]), None)
+    if first is None:
+        return counts[JOKER] == 0
+    for naturals, jokers, _value in MELDS_WITH[first]:
+        if jokers > counts[JOKER] or any(counts[kind] < naturals.count(kind) for kind in naturals):
+            continue
+        rest = list(counts)
+        for kind in naturals:
+            rest[kind] -= 1
+        rest[JOKER] -= jokers
+        if _splits(tuple(rest)):
+            return True
+    return False
+
+
 def brute_partition(counts: Sequence[int]) -> bool:
-    return _best(tuple(int(x) for x in counts)) is not None
+    return _splits(tuple(int(x) for x in counts))
 
 
 def brute_value(counts: Sequence[int]) -> int | None:
     """Best value of the melds with each joker at the number it stands for (R5, R11a)."""
-    return _best(tuple(int(x) for x in counts))
+    key = tuple(int(x) for x in counts)
+    if key[JOKER] == 0:  # without jokers every split is worth the same: the tiles' numbers
+        return sum(n * (k % NUM_NUMBERS + 1) for k, n in enumerate(key[:JOKER])) if _splits(key) else None
+    return _best(key)
 
 
 def sub_multisets(counts: Sequence[int]):

@@ -1,0 +1,239 @@
+"""The Rummy mask against an independent oracle (E3), property tests over random hands, and the env."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from pettingzoo.test import api_test, render_test, seed_test
+
+import burako_env
+from burako_env.rummy import actions as A
+from burako_env.rummy.engine import NO_TILE, Phase, RummyState
+from burako_env.rummy.observation import OBSERVATION_SIZE, encode
+from burako_env.rummy.scenario import build_rummy_state
+from burako_env.scenario import tiles_text
+from burako_env.tiles import JOKER, KIND_NUMBER_LIST, NUM_KINDS
+from tests.rummy_oracle import MELDS, brute_partition, brute_value, sub_multisets
+
+FULL = np.array([2] * NUM_KINDS, dtype=np.int64)
+
+
+def oracle_plays(state: RummyState) -> list[tuple[np.ndarray, bool]]:
+    """E3 from first principles: list every legal play by brute force, then what can still reach one.
+
+    A play is a sub-multiset Q of the hand, with or without the closing tile
+    (then Q is the whole hand, R8); legal when the table (none before the first
+    play, R5) plus Q splits into melds (brute force), worth at least the
+    minimum on a first play (jokers at their best number, closing tile not
+    counted, R11a/b), and not empty (or the closing tile alone on an empty
+    hand, R11c). The sampled closing tiles are naturals.
+    """
+    player = state.current
+    hand = state.hands[player]
+    first = not state.first_play_done[player]
+    base = np.zeros(NUM_KINDS, np.int64) if first else state.table
+    plays = []
+    for sub in sub_multisets(hand):
+        q = np.array(sub, dtype=np.int64)
+        for with_closing in (False, True):
+            if with_closing and (state.closing_tile == NO_TILE or not (q == hand).all()):
+                continue
+            if not with_closing and q.sum() == 0:
+                continue
+            tiles = base + q
+            if with_closing:
+                tiles = tiles.copy()
+                tiles[state.closing_tile] += 1
+            if first:
+                value = brute_value(tiles)
+                closing_value = KIND_NUMBER_LIST[state.closing_tile] if with_closing else 0
+                ok = value is not None and value - closing_value >= state.rules.first_play_minimum
+            else:
+                ok = brute_partition(tiles)
+            if ok:
+                plays.append((q, with_closing))
+    return plays
+
+
+def oracle_mask(state: RummyState, plays: list[tuple[np.ndarray, bool]]) -> np.ndarray:
+    """The actions that keep some legal play of ``plays`` reachable from the pending play (E3)."""
+    mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
+    p = state.pending
+    for q, with_closing in plays:
+        if state.pending_closing and not with_closing:
+            continue
+        if not (q >= p).all():
+            continue
+        for kind in np.flatnonzero(q > p):
+            mask[A.ADD_TILE + kind] = 1
+        if with_closing and not state.pending_closing:
+            mask[A.ADD_CLOSING] = 1
+        if (q == p).all() and with_closing == state.pending_closing:
+            mask[A.COMMIT] = 1
+    mask[A.END_TURN] = not p.any() and not state.pending_closing
+    return mask
+
+
+def random_small_state(rng: np.random.Generator) -> RummyState:
+    """A small random position: 0-3 melds on the table, 1-5 hand tiles, a natural closing tile."""
+    table = np.zeros(NUM_KINDS, np.int64)
+    for _ in range(int(rng.integers(0, 4))):
+        naturals, jokers, _ = MELDS[rng.integers(len(MELDS))]
+        trial = table.copy()
+        for kind in naturals:
+            trial[kind] += 1
+        trial[JOKER] += jokers
+        if (trial <= FULL).all() and trial[JOKER] <= 2:
+            table = trial
+    left = FULL - table
+    left[JOKER] = 2 - table[JOKER]
+    pool = np.repeat(np.arange(NUM_KINDS), left)
+    # bias the hand toward tiles near the table's and toward melds: more legal plays to test
+    size = int(rng.integers(1, 6))
+    picks = rng.choice(pool, size=size + 1, replace=False)
+    closing = int(picks[0]) if picks[0] != JOKER else 0
+    hand_tiles = [int(k) for k in picks[1:]]
+    if rng.random() < 0.5:  # a meld-like hand
+        naturals, jokers, _ = MELDS[rng.integers(len(MELDS))]
+        extra = list(naturals) + [JOKER] * jokers
+        hand_tiles = (extra + hand_tiles)[:5]
+    hand = np.bincount(np.asarray(hand_tiles, dtype=np.int64), minlength=NUM_KINDS)
+    used = table + hand
+    used[closing] += 1
+    if (used > FULL).any():
+        return random_small_state(rng)
+    state = build_rummy_state(
+        hands={0: tiles_text(hand), 1: ""},
+        table=tiles_text(table) if table.any() else (),
+        closing=tiles_text(np.bincount([closing], minlength=NUM_KINDS)),
+        first_play={0: bool(rng.random() < 0.6)},
+        stock="",
+    )
+    return state
+
+
+def test_e3_mask_equals_the_oracle_on_5000_states() -> None:
+    """E3: the mask equals the brute-force oracle on 5,000 sampled states (with pending plays)."""
+    rng = np.random.default_rng(2024)
+    compared = with_pending = with_commit = 0
+    while compared < 5000:
+        state = random_small_state(rng)
+        plays = oracle_plays(state)
+        expected = oracle_mask(state, plays)
+        assert np.array_equal(state.legal_mask(), expected), (state.to_json(), np.flatnonzero(expected))
+        compared += 1
+        if plays and rng.random() < 0.8:  # walk into a random legal play, comparing at each step
+            q, with_closing = plays[rng.integers(len(plays))]
+            order = rng.permutation(np.repeat(np.arange(NUM_KINDS), q)).tolist()
+            steps = [A.ADD_TILE + k for k in order] + ([A.ADD_CLOSING] if with_closing else [])
+            for action in steps[: int(rng.integers(1, len(steps) + 1))]:
+                state.step(action)
+                expected = oracle_mask(state, plays)
+                assert np.array_equal(state.legal_mask(), expected), state.to_json()
+                compared += 1
+                with_pending += 1
+                with_commit += int(expected[A.COMMIT])
+    assert with_pending > 1000 and with_commit > 500
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_properties_over_random_hands(num_players: int) -> None:
+    """E1-E4 over 2,000 random hands per player count: conservation, a legal action always, every
+    unmasked action applies, observations hide nothing else (E2), JSON round trip, clone independence."""
+    rng = np.random.default_rng(num_players)
+    for hand_index in range(2000):
+        state = RummyState.new_game(np.random.default_rng(hand_index * 10 + num_players), "rummy", num_players)
+        for _ in range(int(rng.integers(0, 4))):  # a few random decisions into the hand
+            mask = state.legal_mask()
+            assert mask.any()  # E3: the player to act always has an action
+            state.step(int(rng.choice(np.flatnonzero(mask))))
+            state.check_conservation()  # E1
+        mask = state.legal_mask()
+        assert mask.any() and mask[A.END_TURN] == (not state.pending.any() and not state.pending_closing)
+        observer = int(rng.integers(num_players))
+        other = state.determinize(observer, rng)
+        assert np.array_equal(encode(other, observer), encode(state, observer))  # E2
+        assert RummyState.from_json(state.to_json()).to_json() == state.to_json()
+        copy = state.clone()
+        copy.step(int(rng.choice(np.flatnonzero(mask))))
+        copy.check_conservation()
+        assert state.to_json() != copy.to_json()
+
+
+def test_env_api_seed_render() -> None:
+    """The PettingZoo env rummy_v0 passes api_test, seed_test and render_test."""
+    env = burako_env.rummy_env(num_players=3)
+    assert env.metadata["name"] == "rummy_v0"
+    api_test(env, num_cycles=200)
+    seed_test(lambda: burako_env.rummy_env(num_players=2), num_cycles=100)
+    render_test(lambda render_mode=None: burako_env.rummy_env(num_players=2, render_mode=render_mode))
+
+
+def test_env_plays_a_match_with_zero_sum_rewards() -> None:
+    """E5: a full random match through the env; rewards sum to zero; the picture is an RGB array."""
+    env = burako_env.rummy_raw_env(num_players=2, match=True, render_mode="rgb_array")
+    env.reset(seed=3)
+    rng = np.random.default_rng(0)
+    total = {a: 0.0 for a in env.possible_agents}
+    started = time.perf_counter()
+    for agent in env.agent_iter():
+        obs, reward, termination, truncation, _info = env.last()
+        total[agent] += reward
+        assert obs["observation"].shape == (OBSERVATION_SIZE,)
+        if termination or truncation:
+            env.step(None)
+            continue
+        env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    assert env.game.phase == Phase.MATCH_OVER and abs(sum(total.values())) < 1e-9
+    image = env.render()
+    assert image.ndim == 3 and image.shape[2] == 3 and image.dtype == np.uint8
+    assert time.perf_counter() - started < 120
+
+
+def test_env_rejects_bad_arguments() -> None:
+    with pytest.raises(ValueError, match="reward"):
+        burako_env.rummy_raw_env(reward="points")
+    with pytest.raises(burako_env.RulesError, match="num_players=5"):
+        burako_env.rummy_raw_env(num_players=5)
+
+
+def test_agents_play_rummy() -> None:
+    """The registry's random agent and the Rummy heuristic play whole hands through the env, legally."""
+    from agents.registry import make_agent
+
+    for seed in range(3):
+        env = burako_env.rummy_raw_env(num_players=3)
+        env.reset(seed=seed)
+        seats = {a: make_agent("rummy-heuristic" if i == 0 else "random", seed=i) for i, a in enumerate(env.agents)}
+        for i, agent in enumerate(env.agents):
+            seats[agent].reset(i, env.rules, 3)
+        for agent in env.agent_iter():
+            obs, _reward, termination, truncation, _info = env.last()
+            if termination or truncation:
+                env.step(None)
+                continue
+            action = seats[agent].act(obs)
+            assert obs["action_mask"][action]
+            env.step(action)
+        assert env.game.phase != Phase.PLAY
+
+
+def test_heuristic_plans_the_most_value_and_keeps_jokers() -> None:
+    """The heuristic's first decision aims at the highest-value legal play, without its joker."""
+    from agents.rummy_heuristic import RummyHeuristic
+
+    state = build_rummy_state(
+        hands={0: "R5 R6 R7 K10 K11 K12 * Y1", 1: "Y5"}, table=["B1 B2 B3"], closing="B9", first_play={0: True}
+    )
+    agent = RummyHeuristic()
+    agent.reset(0, state.rules, 2)
+    played = []
+    while state.current == 0:
+        obs = {"observation": encode(state, 0), "action_mask": state.legal_mask()}
+        action = agent.act(obs)
+        played.append(action)
+        state.step(action)
+    assert tiles_text(np.bincount([a for a in played if a < NUM_KINDS], minlength=NUM_KINDS)) == "K10 K11 K12 R5 R6 R7"
+    assert played[-1] == A.COMMIT and state.hands[0, JOKER] == 1
