@@ -32,7 +32,7 @@ of the player to act in each game:
 - An illegal or out-of-range action raises ValueError naming the games, and
   no game moves.
 
-Threads: the kernels run ``prange`` over chunks of games (4 per thread, each
+Threads: the kernels run ``prange`` over chunks of games (16 per thread, each
 with its own scratch rows). By default (measured in ``bench/bench_threads.py``,
 bench/README.md) numba's ``workqueue`` threading layer is used, whose idle
 workers sleep instead of spinning, and the chunks are handed out dynamically
@@ -68,6 +68,9 @@ from burako_env.safe_yaml import short_repr
 DEFAULT_THREADING_LAYER = "workqueue"
 #: prange iterations handed out per grab: 1 = dynamic scheduling of the chunks
 PARALLEL_CHUNKSIZE = 1
+#: chunks of games per thread: small chunks keep the wait for a descheduled
+#: thread's last chunk short (each chunk has its own ~60 kB of scratch rows)
+CHUNKS_PER_THREAD = 16
 
 
 def _choose_threading_layer() -> None:
@@ -206,7 +209,7 @@ class BurakoVectorEnv:
         if num_threads is not None:
             numba.set_num_threads(int(num_threads))
         threads = numba.get_num_threads()
-        chunks = min(self.num_envs, 4 * threads)
+        chunks = min(self.num_envs, CHUNKS_PER_THREAD * threads)
         n, d = self.num_envs, self.observation_size
         self._states = np.zeros((n, F.STATE_SIZE), dtype=np.int32)
         self._bufs = np.zeros((chunks, F.SCRATCH_DEPTH, F.SCRATCH_WIDTH), dtype=np.int32)

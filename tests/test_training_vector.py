@@ -207,12 +207,23 @@ def test_batched_rollout_credits_each_seat_with_its_side_result(tmp_path: Path, 
     assert np.isfinite(stats["loss"]) and stats["batch_decisions"] == sum(ep.rows.size for ep in episodes)
 
 
-def test_baseline_moves_are_timed_apart(tmp_path: Path) -> None:
+def test_baseline_mirrors_follow_the_compiled_games_and_moves_are_timed_apart(tmp_path: Path) -> None:
+    """The readable mirror a baseline plays on stays equal to the compiled game
+    it mirrors, move after move (the state read back fresh)."""
     cfg = vector_config(tmp_path, league_baselines=["random"], self_play_fraction=0.0, snapshot_every=0)
     trainer = Trainer(cfg, progress=False)
+    rollout = trainer.vector
+    assert rollout is not None
     trainer.collect()
-    timing = trainer.vector.timing
+    timing = rollout.timing
     assert timing["baselines"] > 0 and timing["env"] > 0 and timing["learner"] > 0
+    checked = 0
+    for _ in range(40):
+        rollout.step([])
+        for i, mirror in rollout.mirrors.items():
+            assert mirror.to_dict() == rollout.env.game_state(i).to_dict()
+            checked += 1
+    assert checked >= 40
 
 
 def test_decision_store_reuses_released_rows_and_grows_without_moving_live_ones() -> None:

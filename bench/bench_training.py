@@ -1,0 +1,157 @@
+"""The learning loop's speed: today's path against the new one, side by side.
+
+    .venv/bin/python bench/bench_training.py                       # configs/ppo_selfplay.yaml, 3 rounds
+    .venv/bin/python bench/bench_training.py --rounds 5 --batch 8192 --league both
+    .venv/bin/python bench/bench_training.py --profile             # + cProfile of one round per path
+
+Each path is a :class:`training.ppo.Trainer` built from the same config,
+differing only in the fields below; both play from the same seed. A round
+times, for every path in turn (interleaved, so slow phases of a shared
+machine hit all of them): one rollout (``collect``: play until ``batch``
+learner decisions lie in finished hands) and one PPO update on it
+(``update_epochs`` passes of minibatches). Figures are **learner decisions
+per second**: stored decisions / rollout seconds, / update seconds, and / their
+sum (end to end). A warm-up rollout per path comes first (untimed), so hands
+in play carry over as in a long run. Medians over rounds; the load average
+(``os.getloadavg``) before and after goes with them.
+
+| path    | fields                                                                        |
+|---------|-------------------------------------------------------------------------------|
+| today   | ``rollout: engine``, ``policy_head: full`` (the loop before issue 15)         |
+| new     | ``rollout: vector``, ``policy_head: legal``, ``torch_threads: 1``,            |
+|         | ``num_envs: 128`` (configs/ppo_reference.yaml's choices)                      |
+
+``--league``: ``config`` (the config's league as it starts: self-play share
+plus the baselines), ``selfplay`` (``self_play_fraction: 1``: the loop
+without baseline agents), or ``both``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import os
+import pstats
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from training.ppo import Trainer, load_config  # noqa: E402
+
+PATHS: dict[str, list[str]] = {
+    "today": ["rollout=engine", "policy_head=full"],
+    "new": ["rollout=vector", "policy_head=legal", "torch_threads=1", "num_envs=128"],
+}
+LEAGUES: dict[str, list[str]] = {"config": [], "selfplay": ["self_play_fraction=1.0"]}
+
+
+def load() -> str:
+    return "{:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
+
+
+def make_trainer(config: str, path: str, league: str, batch: int | None, run_root: str) -> Trainer:
+    overrides = ["bc_teacher=null", f"run_root={run_root}", "eval_every=0", *PATHS[path], *LEAGUES[league]]
+    if batch is not None:
+        overrides.append(f"batch_size={batch}")
+    return Trainer(load_config(config, overrides), progress=False)
+
+
+def one_round(trainer: Trainer) -> dict[str, float]:
+    if trainer.vector is not None:
+        trainer.vector.timing = dict.fromkeys(trainer.vector.timing, 0.0)
+    t0 = time.perf_counter()
+    episodes = trainer.collect()
+    t1 = time.perf_counter()
+    stats = trainer._ppo_update(episodes)
+    t2 = time.perf_counter()
+    n = stats["batch_decisions"]
+    row = {
+        "decisions": n,
+        "rollout_s": t1 - t0,
+        "update_s": t2 - t1,
+        "rollout": n / (t1 - t0),
+        "update": n / (t2 - t1),
+        "end_to_end": n / (t2 - t0),
+    }
+    if trainer.vector is not None:
+        for part, seconds in trainer.vector.timing.items():
+            row[f"share_{part}"] = seconds / (t1 - t0)
+    return row
+
+
+def profile_round(trainer: Trainer, top: int = 14) -> str:
+    profiler = cProfile.Profile()
+    profiler.enable()
+    one_round(trainer)
+    profiler.disable()
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(top)
+    return out.getvalue()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--config", default=str(ROOT / "configs" / "ppo_selfplay.yaml"))
+    parser.add_argument("--rounds", type=int, default=3, help="timed rounds per path (median; default 3)")
+    parser.add_argument("--batch", type=int, default=None, help="batch_size override (default: the config's)")
+    parser.add_argument("--league", choices=("config", "selfplay", "both"), default="both")
+    parser.add_argument("--paths", default="today,new", help="comma-separated: today,new")
+    parser.add_argument("--profile", action="store_true", help="print a cProfile of one extra round per path")
+    parser.add_argument("--json", default=None, help="append the result rows to this JSONL file")
+    args = parser.parse_args()
+    leagues = ["config", "selfplay"] if args.league == "both" else [args.league]
+    paths = args.paths.split(",")
+    print(f"load before: {load()}  (cpus: {os.cpu_count()})", flush=True)
+    run_root = tempfile.mkdtemp(prefix="bench_training_")
+    trainers = {(p, lg): make_trainer(args.config, p, lg, args.batch, run_root) for lg in leagues for p in paths}
+    for key, trainer in trainers.items():
+        start = time.perf_counter()
+        trainer.collect()  # warm-up: hands in play, as in a long run
+        print(f"warm-up {key}: {time.perf_counter() - start:.1f} s", flush=True)
+    rows: dict[tuple[str, str], list[dict[str, float]]] = {key: [] for key in trainers}
+    for r in range(args.rounds):
+        for key, trainer in trainers.items():
+            row = one_round(trainer)
+            rows[key].append(row)
+            print(
+                f"round {r} {key[0]:>5}/{key[1]:<8} n={row['decisions']:.0f} rollout {row['rollout']:8.0f}/s "
+                f"update {row['update']:7.0f}/s end-to-end {row['end_to_end']:7.0f}/s  load {load()}",
+                flush=True,
+            )
+    print(f"load after: {load()}")
+    summary: list[dict[str, Any]] = []
+    for (path, league), results in rows.items():
+        med = {k: statistics.median(row[k] for row in results) for k in results[0]}
+        summary.append({"path": path, "league": league, "rounds": len(results), **med})
+    print("\n| league | path | decisions/update | rollout dec/s | update dec/s | end-to-end dec/s | baseline share |")
+    print("|---|---|---|---|---|---|---|")
+    for row in summary:
+        share = f"{row['share_baselines']:.2f}" if "share_baselines" in row else "-"
+        print(
+            f"| {row['league']} | {row['path']} | {row['decisions']:.0f} | {row['rollout']:,.0f} | "
+            f"{row['update']:,.0f} | {row['end_to_end']:,.0f} | {share} |"
+        )
+    for league in leagues:
+        by_path = {row["path"]: row for row in summary if row["league"] == league}
+        if "today" in by_path and "new" in by_path:
+            ratios = {k: by_path["new"][k] / by_path["today"][k] for k in ("rollout", "update", "end_to_end")}
+            print(f"{league}: new / today = " + ", ".join(f"{k} {v:.1f}x" for k, v in ratios.items()))
+    if args.json:
+        with open(args.json, "a", encoding="utf-8") as fh:
+            for row in summary:
+                fh.write(json.dumps({**row, "load_after": load()}) + "\n")
+    if args.profile:
+        for key, trainer in trainers.items():
+            print(f"\n===== cProfile, one round: {key}\n{profile_round(trainer)}")
+
+
+if __name__ == "__main__":
+    main()
