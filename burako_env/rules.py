@@ -155,8 +155,6 @@ class Rules:
 
 
 FIELD_NAMES = tuple(f.name for f in dataclasses.fields(Rules))
-#: integer rules live in the compiled core's int32 state
-MAX_RULE_INT = 2**31 - 1
 #: a hand is cut at max_turns; beyond this it would never end in practice
 MAX_TURNS_LIMIT = 1_000_000
 #: name and source are labels (the name goes into file and folder names)
@@ -169,11 +167,11 @@ def _fail(field_name: str, reason: str) -> None:
     raise RulesError(f"rules field {field_name!r}: {reason}")
 
 
-def _check_int(name: str, value: Any, low: int, high: int = MAX_RULE_INT) -> None:
+def _check_int(name: str, value: Any, low: int, high: int | None = None) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         _fail(name, f"expected an integer, got {type(value).__name__} {short_repr(value)}")
-    if value < low or value > high:
-        bound = f"between {low} and {high:,}" if high < MAX_RULE_INT else f">= {low} (and fit in 32 bits)"
+    if value < low or (high is not None and value > high):
+        bound = f">= {low}" if high is None else f"between {low} and {high:,}"
         _fail(name, f"must be {bound}, got {short_repr(value)}")
 
 

@@ -92,8 +92,7 @@ def test_out_of_range_and_wrongly_typed_rule_values(tmp_path: Path) -> None:
     for overrides, field in (
         ({"max_turns": 10**30}, "max_turns"),
         ({"max_turns": 1e30}, "max_turns"),
-        ({"target": 2**40}, "target"),
-        ({"tile_values": {"joker": 2**33}}, "tile_values.joker"),
+        ({"max_turns": "1e30"}, "max_turns"),
     ):
         with pytest.raises(RulesError, match=f"'{field}'"):
             load_rules("burako", overrides)
