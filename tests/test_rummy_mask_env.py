@@ -237,3 +237,20 @@ def test_heuristic_plans_the_most_value_and_keeps_jokers() -> None:
         state.step(action)
     assert tiles_text(np.bincount([a for a in played if a < NUM_KINDS], minlength=NUM_KINDS)) == "K10 K11 K12 R5 R6 R7"
     assert played[-1] == A.COMMIT and state.hands[0, JOKER] == 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_full_random_hands_slow(num_players: int) -> None:
+    """E1, E3, R9 over 300 whole hands of random play: conservation at every step, always an action,
+    every hand ends (closed or blocked). Run: pytest -m slow tests/test_rummy_mask_env.py"""
+    rng = np.random.default_rng(num_players)
+    for seed in range(300):
+        state = RummyState.new_game(np.random.default_rng(seed), "rummy", num_players)
+        while state.phase == Phase.PLAY:
+            mask = state.legal_mask()
+            assert mask.any()
+            state.step(int(rng.choice(np.flatnonzero(mask))))
+            state.check_conservation()
+        assert (state.closer is None) == state.blocked
+        assert sum(state.hand_scores) == sum(state.hand_value(p) for p in range(num_players) if p != state.closer)

@@ -1,0 +1,80 @@
+"""Rummy random play: the AEC loop (``burako_env.rummy_env``) and the bare engine (``RummyState``).
+
+Same CLI and RESULT line as bench_burako.py and the anchors (``--games``,
+``--seed``, ``--warmup``, ``--tag``). One game = one hand (``match=False``),
+dealt from seed S+i; actions uniform over the legal ones with
+``random.Random(S)``; the mask (and in ``aec`` mode the observation) is built
+every step.
+
+    .venv/bin/python bench/bench_rummy.py --mode aec --players 2 --games 100
+    .venv/bin/python bench/bench_rummy.py --mode engine --players 4 --games 100
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_burako import Timer, make_parser, report
+
+import burako_env
+from burako_env.rummy.engine import Phase, RummyState
+
+
+def play_aec(env, rng: random.Random, seed: int) -> int:
+    env.reset(seed=seed)
+    steps = 0
+    for _agent in env.agent_iter():
+        obs, _rew, term, trunc, _info = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        legal = np.flatnonzero(obs["action_mask"])
+        env.step(int(legal[rng.randrange(len(legal))]))
+        steps += 1
+    return steps
+
+
+def play_engine(num_players: int, rng: random.Random, seed: int) -> int:
+    state = RummyState.new_game(np.random.default_rng(seed), "rummy", num_players)
+    steps = 0
+    while state.phase == Phase.PLAY:
+        legal = np.flatnonzero(state.legal_mask())
+        state.step(int(legal[rng.randrange(len(legal))]))
+        steps += 1
+    return steps
+
+
+def main() -> None:
+    parser = make_parser("Rummy random play", 100)
+    parser.add_argument("--mode", choices=("aec", "engine"), default="aec")
+    parser.add_argument("--players", type=int, choices=(2, 3, 4), default=2)
+    args = parser.parse_args()
+    env = burako_env.rummy_env(num_players=args.players)
+    if args.mode == "aec":
+
+        def play(rng: random.Random, seed: int) -> int:
+            return play_aec(env, rng, seed)
+
+    else:
+
+        def play(rng: random.Random, seed: int) -> int:
+            return play_engine(args.players, rng, seed)
+
+    warm = random.Random(10**6)
+    for i in range(args.warmup):
+        play(warm, 10**6 + i)
+    rng = random.Random(args.seed)
+    steps = 0
+    with Timer() as timer:
+        for i in range(args.games):
+            steps += play(rng, args.seed + i)
+    report(f"rummy_{args.mode}_{args.players}p", args, timer, args.games, steps, {"players": args.players})
+
+
+if __name__ == "__main__":
+    main()
