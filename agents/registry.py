@@ -15,6 +15,8 @@ AGENTS: dict[str, str] = {
     "greedy": "agents.heuristic:GreedyMelder",
     "planner": "agents.heuristic:Planner",
     "ismcts": "agents.search:ISMCTSAgent",
+    "fast_ismcts": "agents.fast_search:FastISMCTSAgent",
+    "neural_ismcts": "agents.neural_search:NeuralISMCTSAgent",
     "human": "agents.human:HumanAgent",
     "policy": "agents.policy:PolicyAgent",
 }

@@ -23,13 +23,16 @@ Each seat's view has its own generator, ``default_rng([view_seed, seat])``
 (``view_seed`` defaults to the deal seed), so resampling is reproducible and
 does not depend on what the other seats did with theirs.
 
-An agent that raises, or returns something that is not a legal action, stops
-the game with :class:`AgentFault`, which carries the agent, seat, action and
-step (a tournament turns it into a forfeit).
+An agent that raises, calls ``sys.exit`` (``SystemExit``), returns something
+that is not a legal action, or (with ``move_time_limit``) takes longer than
+that to answer, stops the game with :class:`AgentFault`, which carries the
+agent, seat, action and step (a tournament turns it into a forfeit). Only
+``KeyboardInterrupt`` passes through: it is the user's, not the agent's.
 """
 
 from __future__ import annotations
 
+import time
 import traceback
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -46,9 +49,11 @@ from burako_env.rules import Rules, load_rules
 
 
 class AgentFault(RuntimeError):
-    """An agent broke the protocol: it raised (``kind="exception"``) or
-    returned an action that is not legal now (``kind="illegal"``). The state
-    was not changed by the faulty answer.
+    """An agent broke the protocol: it raised (``kind="exception"``), called
+    ``sys.exit`` (``kind="exit"``), returned an action that is not legal now
+    (``kind="illegal"``) or answered after the move time limit
+    (``kind="timeout"``). A tournament adds ``kind="crash"`` for an agent
+    whose worker process died. The state was not changed by the faulty answer.
 
     Every detail is an attribute so a tournament can record a forfeit without
     parsing the message; all have defaults so the exception pickles across
@@ -190,13 +195,17 @@ def play_game(
     agent_names: Sequence[str] | None = None,
     view_seed: int | None = None,
     meta: Mapping[str, Any] | None = None,
+    move_time_limit: float | None = None,
 ) -> GameResult:
     """Play one hand of deal ``deal_seed`` with ``agents[i]`` in seat ``i``.
 
     ``agent_names`` label the seats in the result and record (default: each
     agent's ``name``). ``record=False`` skips the descriptions and the record
     (faster). ``meta`` is stored in the record as is. Raises
-    :class:`AgentFault` if an agent raises or answers an illegal action.
+    :class:`AgentFault` if an agent raises, exits, answers an illegal action,
+    or answers after ``move_time_limit`` seconds (checked when it answers: an
+    agent that never answers needs a watchdog outside, as the tournament's
+    process pool has).
     """
     rules = load_rules(rules)
     rules.check_players(num_players)
@@ -224,8 +233,9 @@ def play_game(
     for seat, agent in enumerate(agents):
         try:
             agent.reset(seat, rules, num_players)
-        except Exception as exc:
-            raise _fault("exception", names, state, seat, None, 0, deal_seed, exc, "raised in reset()") from exc
+        except (Exception, SystemExit) as exc:
+            kind, what = _raised(exc, "reset()")
+            raise _fault(kind, names, state, seat, None, 0, deal_seed, exc, what) from exc
 
     actions: list[int] = []
     descriptions: list[str] = []
@@ -234,15 +244,22 @@ def play_game(
         mask = state.legal_mask()
         obs = LazyObservation(observer, state, seat, mask.copy())
         view = LazySeatView(state, seat, view_rngs[seat])
+        started = time.perf_counter() if move_time_limit is not None else 0.0
         try:
             answer = agents[seat].act(obs, view)
-        except Exception as exc:
-            raise _fault(
-                "exception", names, state, seat, None, len(actions), deal_seed, exc, "raised in act()"
-            ) from exc
+        except (Exception, SystemExit) as exc:
+            kind, what = _raised(exc, "act()")
+            raise _fault(kind, names, state, seat, None, len(actions), deal_seed, exc, what) from exc
         finally:
             obs.expire()
             view.expire()
+        if move_time_limit is not None:
+            took = time.perf_counter() - started
+            if took > move_time_limit:
+                raise _fault(
+                    "timeout", names, state, seat, answer, len(actions), deal_seed,
+                    what=f"took {took:.2f} s to answer (the limit is {move_time_limit:g} s)",
+                )  # fmt: skip
         if isinstance(answer, (int, np.integer)) and not isinstance(answer, (bool, np.bool_)):
             action = int(answer)
             legal = 0 <= action < A.NUM_ACTIONS and bool(mask[action])
@@ -275,6 +292,13 @@ def play_game(
     )
 
 
+def _raised(exc: BaseException, where: str) -> tuple[str, str]:
+    """The fault kind and wording of an exception raised in an agent's method."""
+    if isinstance(exc, SystemExit):
+        return "exit", f"called sys.exit({exc.code!r}) in {where}"
+    return "exception", f"raised in {where}"
+
+
 def _fault(
     kind: str,
     names: list[str],
@@ -289,9 +313,11 @@ def _fault(
     """Build the :class:`AgentFault` for a seat, with a message that says it all."""
     where = f"at action {step} (turn {state.turn}, phase {state.phase.name}) of deal {deal_seed}"
     who = f"agent {names[seat]!r} in seat {seat}"
-    if kind == "exception":
+    if kind in ("exception", "exit"):
         assert exc is not None
         message = f"{who} {what} {where}: {type(exc).__name__}: {exc}"
+    elif kind == "timeout":
+        message = f"{who} {what} {where}; forfeit"
     else:
         if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
             if 0 <= int(action) < A.NUM_ACTIONS:

@@ -1,6 +1,7 @@
 """Burako throughput with uniformly random legal play, beside the anchors.
 
-Modes (one full hand per game, ``match=False``, default rules "burako"):
+Modes (one full hand per game, ``match=False``, default rules "burako"; ``--rules``
+names another preset):
 
 - ``aec``: the user loop through ``burako_env.env(num_players=n)`` (with
   PettingZoo's wrappers)::
@@ -300,6 +301,7 @@ def main() -> None:
     p.add_argument("--players", type=int, choices=(2, 4), default=2, help="number of players (default: %(default)s)")
     p.add_argument("--batch", type=int, default=256, help="vector mode: games per batch (default: %(default)s)")
     p.add_argument("--threads", type=int, default=None, help="vector mode: numba threads (default: every core)")
+    p.add_argument("--rules", default="burako", help="rules preset (default: %(default)s)")
     args = p.parse_args()
 
     import pettingzoo
@@ -310,7 +312,7 @@ def main() -> None:
     from burako_env.rules import load_rules
 
     n = args.players
-    rules = load_rules("burako")
+    rules = load_rules(args.rules)
     if args.mode == "vector":
         run_vector(args, rules)
         return
@@ -319,9 +321,10 @@ def main() -> None:
         return
     if args.mode in ("aec", "aec_python", "raw_aec"):
         if args.mode == "raw_aec":
-            env = burako_env.raw_env(num_players=n)
+            env = burako_env.raw_env(num_players=n, rules=rules)
         else:
-            env = burako_env.env(num_players=n, engine="python" if args.mode == "aec_python" else "fast")
+            engine = "python" if args.mode == "aec_python" else "fast"
+            env = burako_env.env(num_players=n, rules=rules, engine=engine)
         env.reset(seed=args.seed)
         agent0 = env.possible_agents[0]
         obs_shape = list(env.observation_space(agent0)["observation"].shape)
@@ -362,6 +365,7 @@ def main() -> None:
     games = args.games
     extra = {
         "mode": args.mode,
+        "rules": args.rules,
         "players": n,
         "forced_steps": stats["forced"],
         "forced_frac": round(stats["forced"] / stats["steps"], 3),

@@ -52,7 +52,7 @@ import pandas as pd
 from burako_env import actions as A
 from burako_env.melds import PATTERNS, describe_meld
 from burako_env.records import SCORE_KEYS, ReplayStep, read_records, replay_steps
-from burako_env.stats import mean_ci
+from burako_env.stats import rate_ci
 from burako_env.tiles import tile_name
 
 Records = str | Path | Iterable[Mapping[str, Any]]
@@ -210,6 +210,6 @@ def tensorboard_scalars(run_dir: str | Path, tags: Iterable[str] | None = None) 
 
 
 def rate_with_ci(successes: pd.Series) -> tuple[float, float, float]:
-    """Mean of 0/1 (or 0/0.5/1) outcomes with its 95% interval (``burako_env.stats.mean_ci``)."""
-    mean, (low, high) = mean_ci(successes.astype(float).tolist())
+    """Mean of 0/1 (or 0/0.5/1) outcomes with its 95% Wilson interval (``burako_env.stats.rate_ci``)."""
+    mean, (low, high) = rate_ci(successes.astype(float).tolist())
     return mean, low, high

@@ -48,7 +48,12 @@ from burako_env.melds import (
     qualifies_to_close,
 )
 from burako_env.rules import Rules, load_rules
-from burako_env.tiles import NUM_KINDS, tile_name
+from burako_env.tiles import IS_WILD, KIND_COLOUR_LIST, NUM_KINDS, tile_name
+
+#: the patterns holding each tile kind (V3's new melds), in action order
+PATTERNS_WITH_KIND: tuple[tuple[int, ...], ...] = tuple(
+    tuple(int(i) for i in np.flatnonzero(PATTERN_COUNTS[:, k] > 0)) for k in range(NUM_KINDS)
+)
 
 
 class IllegalActionError(ValueError):
@@ -379,7 +384,11 @@ class GameState:
             return True
         p = self.current
         side = self.side_of[p]
-        if not self.muerto_taken[side] or self.hand_size[p] > 4:
+        if not self.muerto_taken[side]:
+            # A play that empties the hand takes the muerto (B20); a muerto of
+            # one tile then leaves a tile that may not be discarded (B23, E3).
+            return self.rules.muerto_size < 2 and self.hand_size[p] <= 3
+        if self.hand_size[p] > 4:
             return False
         # Ready to close: only a rule where an addition can spoil the canasta
         # (a wild added to the only clean one) needs the look-ahead.
@@ -420,16 +429,77 @@ class GameState:
                 return True  # a discard is legal
             last = int(np.flatnonzero(self.hands[p])[0])  # B23: the last tile must close
             return any(qualifies_to_close(o, self.rules) for m in self.melds[side] for o in self.t.outcomes(m, last))
-        # V3: some action that melds the required tile directly must be legal.
+        return self._v3_open()
+
+    def _v3_open(self) -> bool:
+        """V3 [decision]: whether some sequence of legal plays within this turn
+        melds the taken pile's top tile and leaves the turn a legal end (E3).
+
+        Two facts keep the search small. A play that does not build the meld
+        that will hold the tile can wait until the tile is melded: it uses
+        other tiles and another meld, and the hand cannot empty while the tile
+        is in it. And a new meld holding the tile can always be started from
+        a 3-tile pattern holding it (any 3 consecutive places of a run, any 3
+        tiles of a set, at most one wild), the rest added after. So: the
+        patterns holding the tile, the tile added to each of the side's melds
+        as they stand, then for each meld the sequences of additions to that
+        meld alone (B10/B11 moves included), depth first, each meld reached
+        once."""
+        required = self.pile_top_required
         base = self._base_mask()
-        candidates = [A.MELD_BASE + int(i) for i in np.flatnonzero(PATTERN_COUNTS[:, required] > 0)]
-        candidates += [A.add_action(j, required) for j in range(len(self.melds[side]))]
-        return any(base[a] and self._action_ok(a) for a in candidates)
+        for pattern in PATTERNS_WITH_KIND[required]:
+            action = A.MELD_BASE + pattern
+            if base[action] and self._action_ok(action):
+                return True
+        p = self.current
+        side = self.side_of[p]
+        slots = range(len(self.melds[side]))
+        if self.hands[p, required] > 0:  # the tile itself to every meld first
+            for slot in slots:
+                for outcome in self.t.outcomes(self.melds[side][slot], required):
+                    child = self.clone()
+                    child._mask = None
+                    child._place(p, slot, required, outcome)
+                    if child._legal_after(p):
+                        return True
+        return any(self._chain_open(slot, set(), tile_tried=True) for slot in slots)
+
+    def _chain_open(self, slot: int, seen: set[Meld], tile_tried: bool = False) -> bool:
+        """V3: additions to meld ``slot`` alone reach one of the required
+        tile that leaves a legal state (``tile_tried``: the tile alone was
+        already tried on this meld as it stands). Only a run of the
+        tile's colour, or any run for a wild, can be prepared by other
+        additions (extending an end, B10/B11 moves); a set never: more tiles
+        only block it."""
+        p = self.current
+        side = self.side_of[p]
+        required = self.pile_top_required
+        meld = self.melds[side][slot]
+        if not (meld.is_run and (IS_WILD[required] or KIND_COLOUR_LIST[required] == meld.colour)):
+            return False
+        present = self.hands[p] > 0
+        addable = self.addable[side, slot * NUM_KINDS : (slot + 1) * NUM_KINDS] & present
+        kinds = np.flatnonzero(addable).tolist()
+        kinds.sort(key=lambda k: k != required)  # the tile itself first
+        if tile_tried:
+            kinds = [k for k in kinds if k != required]
+        for kind in kinds:
+            for outcome in self.t.outcomes(meld, kind):
+                child = self.clone()
+                child._mask = None
+                child._place(p, slot, kind, outcome)
+                if kind == required:
+                    if child._legal_after(p):
+                        return True
+                elif outcome not in seen:
+                    seen.add(outcome)
+                    if child._chain_open(slot, seen):
+                        return True
+        return False
 
     def _pile_take_ok(self) -> bool:
         """V3: the pile may be taken only if its top tile can then be melded
-        directly (in a new meld from hand plus pile, or added to one of the
-        side's melds as they stand), by a legal action."""
+        by some sequence of legal plays within the turn (:meth:`_v3_open`)."""
         child = self.clone()
         child._mask = None
         child._apply_unchecked(A.TAKE_PILE)
@@ -672,6 +742,12 @@ class GameState:
         new.match_winner = self.match_winner
         new._mask = None if self._mask is None else self._mask.copy()
         return new
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> GameState:
+        """``copy.deepcopy`` is :meth:`clone`: the rules and their derived
+        tables are immutable and shared (deep-copying them would copy the
+        caches of every meld seen, for nothing)."""
+        return self.clone()
 
     def unseen_counts(self, player: int) -> np.ndarray:
         """Tiles ``player`` cannot locate: other hands beyond their known

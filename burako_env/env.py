@@ -25,10 +25,17 @@ the same mano (B24).
 
 A hand that reaches ``max_turns`` turns is truncated (``truncations``), no
 score: players can trade the discard pile back and forth for ever.
+``max_cycles`` (default None) truncates an episode after that many decisions
+(actions of any agent), as PettingZoo's ``max_cycles`` convention expects.
+
+Each agent's action space is a :class:`MaskedActionSpace`: ``sample()``
+returns an action legal now when that agent is to act. :func:`parallel_env`
+gives the game as a PettingZoo ``ParallelEnv`` (turn-based conversion).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any, ClassVar
 
 import numpy as np
@@ -43,6 +50,7 @@ from burako_env.fast import FastGame
 from burako_env.observation import Observer, observation_bounds
 from burako_env.render import render_table
 from burako_env.rules import Rules, RulesError, load_rules
+from burako_env.safe_yaml import short_repr
 
 REWARD_MODES = ("score", "win")
 ENGINES = ("fast", "python")
@@ -147,6 +155,119 @@ class ActionSpace(spaces.Discrete):
         self._high = int(self.start) + int(self.n)
 
 
+def rules_for_env(rules: Any, rule_overrides: Any, max_turns: Any, num_players: Any) -> Rules:
+    """The rules of an env (``raw_env``, ``BurakoVectorEnv``), every argument checked:
+    refused, never coerced (``num_players=2.7`` or ``"4"`` is an error)."""
+    if rule_overrides is not None and not isinstance(rule_overrides, dict):
+        raise RulesError(
+            f"rule_overrides must be a dict of rules fields to values, got {type(rule_overrides).__name__} "
+            f"{short_repr(rule_overrides)}"
+        )
+    overrides = dict(rule_overrides or {})
+    if max_turns is not None:
+        overrides["max_turns"] = max_turns
+    result = load_rules(rules, overrides)
+    result.check_players(num_players)
+    return result
+
+
+def check_reward(reward: Any, reward_scale: Any) -> None:
+    if not isinstance(reward, str) or reward not in REWARD_MODES:
+        raise ValueError(f"reward must be one of {REWARD_MODES}, got {short_repr(reward)}")
+    if (
+        isinstance(reward_scale, (bool, np.bool_))
+        or not isinstance(reward_scale, (int, float, np.integer, np.floating))
+        or not math.isfinite(reward_scale)
+        or reward_scale <= 0
+    ):
+        raise ValueError(f"reward_scale must be a positive finite number, got {short_repr(reward_scale)}")
+
+
+def check_seed(seed: Any) -> int:
+    """A seed is a non-negative integer: 1.5 or "3" are refused, not rounded."""
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer or None, got {type(seed).__name__} {short_repr(seed)}")
+    return int(seed)
+
+
+class MaskedActionSpace(ActionSpace):
+    """The action space of one seat, whose ``sample()`` (without a mask)
+    draws among the actions legal *now* when that seat is to act, from the
+    space's own generator (``seed`` it for reproducible draws); otherwise,
+    or with an explicit ``mask``/``probability``, it is a plain ``Discrete``.
+    So the generic loops of PettingZoo's and Gymnasium's checkers, which
+    sample ``action_space.sample()``, play real hands instead of ending them
+    with an illegal action; ``contains`` is unchanged (every action id)."""
+
+    def __init__(self, n: int, legal_mask: Any) -> None:
+        super().__init__(n)
+        #: a callable returning the seat's legal mask now, or None when it is not to act
+        self._legal_mask = legal_mask
+
+    def sample(self, mask: Any = None, probability: Any = None) -> np.int64:
+        if mask is None and probability is None:
+            legal = self._legal_mask()
+            if legal is not None:
+                actions = np.flatnonzero(legal)
+                if actions.size:
+                    return np.int64(actions[self.np_random.integers(actions.size)])
+        return super().sample(mask=mask, probability=probability)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, spaces.Discrete) and self.n == other.n and self.start == other.start
+
+    def __hash__(self) -> int:
+        return hash((int(self.n), int(self.start)))
+
+
+class _SeatMask:
+    """``MaskedActionSpace``'s source for an AEC seat: its mask when it is to act."""
+
+    def __init__(self, raw: raw_env, agent: str) -> None:
+        self.raw, self.agent = raw, agent
+
+    def __call__(self) -> np.ndarray | None:
+        raw = self.raw
+        state = raw.state_
+        if state is None or not raw.agents or raw.agent_selection != self.agent or state.hand_over:
+            return None
+        if raw.terminations[self.agent] or raw.truncations[self.agent]:
+            return None
+        return state.legal_mask()
+
+
+def hand_rewards(state: GameState | FastGame, reward: str, reward_scale: float, match: bool) -> list[float]:
+    """Each side's reward at the end of a hand (the module docstring's
+    ``reward`` modes), shared by the AEC env and the single-agent and vector
+    Gymnasium envs."""
+    sides = state.num_sides
+    if reward == "score":
+        return [r / reward_scale for r in state.side_rewards()]
+    if match:
+        winner = state.match_winner
+    else:
+        winner = -1
+        if state.hand_scores is not None:
+            totals = [s.total for s in state.hand_scores]
+            best = max(totals)
+            if totals.count(best) == 1:
+                winner = totals.index(best)
+    if winner < 0:
+        return [0.0] * sides
+    return [1.0 if s == winner else -1.0 / (sides - 1) for s in range(sides)]
+
+
+def parallel_env(**kwargs: Any) -> Any:
+    """The game as a PettingZoo ``ParallelEnv`` through PettingZoo's
+    turn-based conversion (``turn_based_aec_to_parallel``): each ``step``
+    applies the action of the one agent to act (``infos[a]["active_agent"]``
+    names it; the other agents' actions are ignored), and every agent
+    observes after each step. Same keyword arguments as :func:`env`."""
+    from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+
+    return turn_based_aec_to_parallel(env(**kwargs))
+
+
 def env(**kwargs: Any) -> AECEnv:
     """The environment with PettingZoo's standard wrappers for classic games
     (TerminateIllegalWrapper: an illegal action ends the game with -1 for the
@@ -176,25 +297,25 @@ class raw_env(AECEnv):
         match: bool = False,
         max_turns: int | None = None,
         engine: str = "fast",
+        max_cycles: int | None = None,
     ) -> None:
         self._mirrors: list[AECEnv] = []  # wrappers that receive the hot attributes (_mirrored_attribute)
         super().__init__()
-        overrides = dict(rule_overrides or {})
-        if max_turns is not None:
-            overrides["max_turns"] = max_turns
-        self.rules = load_rules(rules, overrides)
-        if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)):
-            raise RulesError(f"num_players must be an integer, got {num_players!r}")
-        self.rules.check_players(int(num_players))
-        if reward not in REWARD_MODES:
-            raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
+        self.rules = rules_for_env(rules, rule_overrides, max_turns, num_players)
+        check_reward(reward, reward_scale)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
-        if reward_scale <= 0:
-            raise ValueError(f"reward_scale must be positive, got {reward_scale}")
+            raise ValueError(
+                f"render_mode must be one of {self.metadata['render_modes']} or None, got {short_repr(render_mode)}"
+            )
         if engine not in ENGINES:
-            raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+            raise ValueError(f"engine must be one of {ENGINES}, got {short_repr(engine)}")
+        if max_cycles is not None and (
+            isinstance(max_cycles, bool) or not isinstance(max_cycles, int) or max_cycles < 1
+        ):
+            raise ValueError(f"max_cycles must be a positive integer or None, got {short_repr(max_cycles)}")
         self.engine = engine
+        self.max_cycles = max_cycles
+        self._decisions = 0
         self.num_players = int(num_players)
         self.render_mode = render_mode
         self.reward_mode = reward
@@ -210,9 +331,8 @@ class raw_env(AECEnv):
                 "action_mask": spaces.Box(low=0, high=1, shape=(A.NUM_ACTIONS,), dtype=np.int8),
             }
         )
-        act_space = ActionSpace(A.NUM_ACTIONS)
         self.observation_spaces = dict.fromkeys(self.possible_agents, obs_space)
-        self.action_spaces = dict.fromkeys(self.possible_agents, act_space)
+        self.action_spaces = {a: MaskedActionSpace(A.NUM_ACTIONS, _SeatMask(self, a)) for a in self.possible_agents}
         self.state_: GameState | FastGame | None = None
         self.np_random, _ = seeding.np_random(None)
 
@@ -226,7 +346,7 @@ class raw_env(AECEnv):
     # ------------------------------------------------------------------ API
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         if seed is not None:
-            self.np_random, _ = seeding.np_random(seed)
+            self.np_random, _ = seeding.np_random(check_seed(seed))
         game_class = FastGame if self.engine == "fast" else GameState
         self.state_ = game_class.new_game(self.np_random, self.rules, self.num_players)
         self.agents = self.possible_agents[:]
@@ -236,6 +356,7 @@ class raw_env(AECEnv):
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos = {a: {} for a in self.agents}
         self.agent_selection = self.possible_agents[self.state_.current]
+        self._decisions = 0
 
     @property
     def game(self) -> GameState:
@@ -264,11 +385,20 @@ class raw_env(AECEnv):
         return {"observation": obs, "action_mask": mask}
 
     def step(self, action: int) -> None:
+        state = self._playing()
         agent = self.agent_selection
-        if self.terminations[agent] or self.truncations[agent]:
+        terminated = self.terminations.get(agent)
+        if terminated is None:
+            raise RuntimeError(
+                f"step({short_repr(action)}): the game is over (every agent is done); call reset() to play again"
+            )
+        if terminated or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        state = self._playing()
+        infos = self.infos
+        if infos[agent]:
+            # the last hand's summary has been seen (match=True): it does not stay for the next hand
+            infos[agent] = {}
         try:
             state.apply(action)
         except IllegalActionError as exc:
@@ -277,8 +407,11 @@ class raw_env(AECEnv):
         self._cumulative_rewards[agent] = 0.0
         for a in rewards:
             rewards[a] = 0.0
+        self._decisions += 1
         if state.hand_over:
             self._finish_hand(state)
+        elif self.max_cycles is not None and self._decisions >= self.max_cycles:
+            self._cut_short()
         self.agent_selection = self.possible_agents[state.current]
         self._accumulate_rewards()
         if self.render_mode == "human":
@@ -315,22 +448,14 @@ class raw_env(AECEnv):
         else:
             state.next_hand(self.np_random)
 
+    def _cut_short(self) -> None:
+        """``max_cycles`` decisions made: the episode is truncated, no score."""
+        self.truncations = dict.fromkeys(self.agents, True)
+        for a in self.agents:
+            self.infos[a] = {"hand_over": False, "truncated": True, "end_reason": "max_cycles"}
+
     def _side_rewards(self, state: GameState | FastGame) -> list[float]:
-        sides = state.num_sides
-        if self.reward_mode == "score":
-            return [r / self.reward_scale for r in state.side_rewards()]
-        if self.match:
-            winner = state.match_winner
-        else:
-            winner = -1
-            if state.hand_scores is not None:
-                totals = [s.total for s in state.hand_scores]
-                best = max(totals)
-                if totals.count(best) == 1:
-                    winner = totals.index(best)
-        if winner < 0:
-            return [0.0] * sides
-        return [1.0 if s == winner else -1.0 / (sides - 1) for s in range(sides)]
+        return hand_rewards(state, self.reward_mode, self.reward_scale, self.match)
 
     def render(self) -> str | np.ndarray | None:
         """``ansi``: the table as text; ``human``: printed; ``rgb_array``: a

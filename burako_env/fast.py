@@ -81,7 +81,7 @@ from burako_env.melds import (
 )
 from burako_env.observation import RULE_FEATURES, observation_layout, observation_size, rule_features
 from burako_env.rules import Rules, load_rules
-from burako_env.tiles import NUM_KINDS
+from burako_env.tiles import IS_WILD, KIND_COLOUR, NUM_KINDS
 
 # ----------------------------------------------------------------------------- layout
 MAX_PLAYERS = 4
@@ -254,8 +254,6 @@ OBS_SEGMENTS = (
     O_RULES,
 ) = range(len(OBS_SEGMENTS))
 
-#: scratch states for the exact look-ahead (its depth is at most 5)
-SCRATCH_DEPTH = 12
 
 DRAW_STOCK, TAKE_PILE, KEEP, REJECT = A.DRAW_STOCK, A.TAKE_PILE, A.KEEP, A.REJECT
 CHOOSE_BASE, DISCARD_BASE, MELD_BASE, ADD_BASE, NUM_ACTIONS = (
@@ -373,6 +371,13 @@ class FastTables:
     kernel_args: tuple[np.ndarray, ...]
     full_tiles: np.ndarray
 
+    def __reduce__(self) -> tuple[object, tuple[Rules, int]]:
+        """copy, deepcopy and pickle give back the one shared, read-only
+        instance of :func:`fast_tables` (a copy of the arrays would come back
+        writeable: a new type for numba, so every kernel would compile again,
+        and a pickle would carry megabytes of tables)."""
+        return fast_tables, (self.rules, self.num_players)
+
 
 @functools.lru_cache(maxsize=64)
 def fast_tables(rules: Rules, num_players: int) -> FastTables:
@@ -388,6 +393,7 @@ def fast_tables(rules: Rules, num_players: int) -> FastTables:
     bonus = np.array([canasta_bonus(m, rules) for m in universe], dtype=np.int64)
     qualifies = np.array([qualifies_to_close(m, rules) for m in universe], dtype=np.uint8)
     is_canasta = np.array([m.is_canasta for m in universe], dtype=np.uint8)
+    run_colour = np.array([m.colour if m.is_run else -1 for m in universe], dtype=np.int64)
     allowed = allowed_patterns(rules).astype(np.uint8)
     pattern_kinds = np.ascontiguousarray(PATTERN_KINDS, dtype=np.int64)
     pattern_needs = np.ascontiguousarray(PATTERN_NEEDS, dtype=np.int64)
@@ -431,6 +437,9 @@ def fast_tables(rules: Rules, num_players: int) -> FastTables:
         pattern_has,
         obs_off,
         rule_features(rules, num_players).astype(np.float32),
+        np.asarray(KIND_COLOUR, dtype=np.int64),
+        np.array(IS_WILD, dtype=np.uint8),
+        run_colour,
     )
     for arr in args:
         arr.flags.writeable = False
@@ -812,16 +821,32 @@ def _constrained(st, T):
     rv = T[0]
     p = st[CURRENT]
     side = p % rv[RV_SIDES]
-    if not st[MUERTO_TAKEN + side] or st[HAND_SIZE + p] > 4:
+    if not st[MUERTO_TAKEN + side]:
+        return rv[RV_MUERTO_SIZE] < 2 and st[HAND_SIZE + p] <= 3
+    if st[HAND_SIZE + p] > 4:
         return False
     return (not st[CLOSE_READY + side]) or rv[RV_CLEAN_TO_CLOSE] != 0
 
 
-#: candidate actions of one look-ahead level: the patterns holding a kind, the
-#: additions to 36 slots, or the 2 choices of CHOOSE_END
-CAND_MAX = int((PATTERN_COUNTS > 0).sum(axis=0).max()) + SLOTS + 2
-_CAND = STATE_SIZE  # in a scratch row: the state, then the candidate count, next index, candidates
-SCRATCH_WIDTH = STATE_SIZE + 2 + CAND_MAX
+#: candidate actions of one look-ahead level: the patterns holding a kind,
+#: additions of any of a run's 17 candidate kinds to each of 36 slots, or the 2
+#: choices of CHOOSE_END
+RUN_CANDIDATE_KINDS = 17
+CAND_MAX = int((PATTERN_COUNTS > 0).sum(axis=0).max()) + SLOTS * RUN_CANDIDATE_KINDS + 2
+#: a scratch row: the state, then the candidate count, next index, V3 focus
+#: slot, V3 stage (1 while the additions that prepare a meld are still to be
+#: listed), candidates
+_CAND = STATE_SIZE
+_FOCUS = STATE_SIZE + 2
+_STAGE = STATE_SIZE + 3
+_CAND_LIST = STATE_SIZE + 4
+SCRATCH_WIDTH = _CAND_LIST + CAND_MAX
+#: look-ahead levels: a V3 chain adds at most 11 tiles to a run, each maybe
+#: with a CHOOSE_END level, after two levels above it; the last row is the memo
+SCRATCH_DEPTH = 2 * 14 + 6
+MEMO_ROW = SCRATCH_DEPTH - 1
+#: memo key of (slot, meld id): slot * MEMO_SLOT_STRIDE + meld id
+MEMO_SLOT_STRIDE = 1 << 14
 
 
 @_jit
@@ -851,33 +876,106 @@ def _alive_direct(s, T):
 
 
 @_jit
-def _fill_candidates(row, T):
+def _chain_slot(row, slot, required, T):
+    """Whether additions other than the required tile can prepare meld
+    ``slot`` for it (engine._chain_open): a run of its colour, any run for a
+    wild; never a set."""
+    rv, colour_of, is_wild, run_colours = T[0], T[17], T[18], T[19]
+    side = row[CURRENT] % rv[RV_SIDES]
+    run_colour = run_colours[row[MELDS + side * SLOTS + slot]]
+    return run_colour >= 0 and (is_wild[required] != 0 or colour_of[required] == run_colour)
+
+
+@_jit
+def _add_candidates(row, slot, required, direct, prepare, count, T):
+    """Additions to ``slot`` into the row's candidates: (``direct``) the
+    required tile, (``prepare``) every other kind of the hand that fits."""
+    rv, n_outc = T[0], T[4]
+    p = row[CURRENT]
+    side = p % rv[RV_SIDES]
+    m = row[MELDS + side * SLOTS + slot]
+    hb = HANDS + p * NK
+    if direct and row[hb + required] > 0 and n_outc[m, required] > 0:
+        row[_CAND_LIST + count] = ADD_BASE + slot * NK + required
+        count += 1
+    if prepare:
+        for k in range(NK):
+            if k != required and row[hb + k] > 0 and n_outc[m, k] > 0:
+                row[_CAND_LIST + count] = ADD_BASE + slot * NK + k
+                count += 1
+    return count
+
+
+@_jit
+def _fill_candidates(row, buf, T):
     """The actions engine._alive tries (base-legal ones only) into the row's
-    candidate list."""
-    rv, n_outc, allowed, pwk_start, pwk_list = T[0], T[4], T[9], T[12], T[13]
+    candidate list; a V3 search from a new root (focus -1) clears the memo."""
+    rv, allowed, pwk_start, pwk_list = T[0], T[9], T[12], T[13]
     count = 0
-    base = _CAND + 2
+    row[_STAGE] = 0
     if row[PHASE] == P_CHOOSE_END:
         for i in range(row[PEND_N]):
-            row[base + count] = CHOOSE_BASE + i
+            row[_CAND_LIST + count] = CHOOSE_BASE + i
             count += 1
     else:
-        # V3: some action that melds the required tile directly must be legal.
+        # V3 (engine._v3_open): the patterns holding the required tile, then
+        # additions to one meld at a time (the focus slot once chosen)
         p = row[CURRENT]
         side = p % rv[RV_SIDES]
         required = row[REQUIRED]
-        for i in range(pwk_start[required], pwk_start[required + 1]):
-            pattern = pwk_list[i]
-            if allowed[pattern] and _pattern_available(row, p, pattern, T):
-                row[base + count] = MELD_BASE + pattern
-                count += 1
-        if row[HANDS + p * NK + required] > 0:
-            for j in range(row[N_MELDS + side]):
-                if n_outc[row[MELDS + side * SLOTS + j], required] > 0:
-                    row[base + count] = ADD_BASE + j * NK + required
+        focus = row[_FOCUS]
+        if focus < 0:
+            buf[MEMO_ROW, 0] = 0
+            for i in range(pwk_start[required], pwk_start[required + 1]):
+                pattern = pwk_list[i]
+                if allowed[pattern] and _pattern_available(row, p, pattern, T):
+                    row[_CAND_LIST + count] = MELD_BASE + pattern
                     count += 1
+            for j in range(row[N_MELDS + side]):  # the tile itself to every meld first
+                count = _add_candidates(row, j, required, True, False, count, T)
+            row[_STAGE] = 1  # the preparing additions: listed only if these fail
+        else:
+            count = _add_candidates(row, focus, required, True, True, count, T)
     row[_CAND] = count
     row[_CAND + 1] = 0
+
+
+@_jit
+def _more_candidates(row, T):
+    """A V3 root's second stage (engine._chain_open): the additions that
+    prepare a meld for the required tile, listed once the direct ones failed.
+    False when there are none left to list."""
+    if row[PHASE] != P_PLAY or row[_FOCUS] >= 0 or row[_STAGE] != 1:
+        return False
+    row[_STAGE] = 0
+    side = row[CURRENT] % T[0][RV_SIDES]
+    required = row[REQUIRED]
+    count = 0
+    for j in range(row[N_MELDS + side]):
+        if _chain_slot(row, j, required, T):
+            count = _add_candidates(row, j, required, False, True, count, T)
+    row[_CAND] = count
+    row[_CAND + 1] = 0
+    return count > 0
+
+
+@_jit
+def _seen(buf, row, focus, T):
+    """The V3 memo: whether meld ``focus`` of this PLAY state was already
+    searched from the current root (same meld, so same hand: nothing else
+    changed); records it otherwise. A full memo records nothing more, which
+    only costs time."""
+    side = row[CURRENT] % T[0][RV_SIDES]
+    key = focus * MEMO_SLOT_STRIDE + row[MELDS + side * SLOTS + focus]
+    memo = buf[MEMO_ROW]
+    n = memo[0]
+    for i in range(1, n + 1):
+        if memo[i] == key:
+            return True
+    if n + 1 < memo.shape[0]:
+        memo[n + 1] = key
+        memo[0] = n + 1
+    return False
 
 
 @_jit
@@ -904,34 +1002,46 @@ def _step_ok(buf, d, action, T):
 def _alive(buf, d0, T):
     """engine._alive on ``buf[d0]``: an OR over candidate actions, each of
     which may need the next state's own OR, searched depth first with an
-    explicit stack of scratch rows (numba cannot cache recursive functions)."""
+    explicit stack of scratch rows (numba cannot cache recursive functions).
+    Below a V3 root every level keeps to one meld (its focus slot)."""
     r = _alive_direct(buf[d0], T)
     if r >= 0:
         return r == 1
-    _fill_candidates(buf[d0], T)
+    buf[d0, _FOCUS] = -1
+    _fill_candidates(buf[d0], buf, T)
     d = d0
     while True:
         row = buf[d]
-        if row[_CAND + 1] >= row[_CAND]:
+        if row[_CAND + 1] >= row[_CAND] and not _more_candidates(row, T):
             if d == d0:
                 return False  # no candidate at the root: stuck
             d -= 1  # this level is stuck, so the action that led here is illegal
             continue
-        action = row[_CAND + 2 + row[_CAND + 1]]
+        action = row[_CAND_LIST + row[_CAND + 1]]
         row[_CAND + 1] += 1
         r = _step_ok(buf, d, action, T)
         if r == 1:
             return True  # one legal action at any level makes every level above alive
         if r == 0:
             continue
-        r = _alive_direct(buf[d + 1], T)
+        child = buf[d + 1]
+        r = _alive_direct(child, T)
         if r == 1:
             return True
         if r == 0:
             continue
-        if d + 2 >= buf.shape[0]:
+        if row[PHASE] == P_CHOOSE_END:
+            focus = row[_FOCUS]
+        elif action >= ADD_BASE:
+            focus = (action - ADD_BASE) // NK
+        else:
+            focus = -1
+        if child[PHASE] == P_PLAY and focus >= 0 and _seen(buf, child, focus, T):
+            continue
+        if d + 3 >= buf.shape[0]:
             raise RuntimeError("look-ahead deeper than the scratch rows")
-        _fill_candidates(buf[d + 1], T)
+        child[_FOCUS] = focus
+        _fill_candidates(child, buf, T)
         d += 1
 
 
@@ -1113,6 +1223,68 @@ class FastGame:
         new_match(game.st, shuffle_tiles(rng, game.tables.full_tiles), first_mano, game.args)
         return game
 
+    @classmethod
+    def from_game_state(cls, state: GameState) -> FastGame:
+        """The same state on the compiled core (inverse of :meth:`to_game_state`),
+        for scenarios built with the readable engine (``scenario.build_state``)."""
+        tables = fast_tables(state.rules, state.num_players)
+        game = cls(tables)
+        st = game.st
+        _, ids = meld_universe()
+        n, sides = tables.num_players, tables.num_sides
+        st[MATCH_WINNER] = state.match_winner
+        st[HANDS : HANDS + n * NK] = state.hands.reshape(-1)
+        st[KNOWN : KNOWN + n * NK] = state.known.reshape(-1)
+        st[PILE_COUNTS : PILE_COUNTS + NK] = state.pile_counts
+        st[STOCK : STOCK + len(state.stock)] = state.stock
+        st[STOCK_LEN] = len(state.stock)
+        st[PILE : PILE + len(state.pile)] = state.pile
+        st[PILE_LEN] = len(state.pile)
+        for s in range(sides):
+            muerto = state.muertos[s]
+            st[MUERTOS + s * MUERTO_CAP : MUERTOS + s * MUERTO_CAP + len(muerto)] = muerto
+            st[MUERTO_LEN + s] = len(muerto)
+            for j, meld in enumerate(state.melds[s]):
+                st[MELDS + s * SLOTS + j] = ids[meld]
+            st[N_MELDS + s] = len(state.melds[s])
+            st[MUERTO_TAKEN + s] = state.muerto_taken[s]
+            st[CLOSE_READY + s] = state.close_ready[s]
+            st[MATCH_SCORES + s] = state.match_scores[s]
+        st[HAND_SIZE : HAND_SIZE + n] = state.hand_size
+        st[MUERTO_UNPLAYED : MUERTO_UNPLAYED + n] = state.muerto_unplayed
+        if state.hand_scores is not None:
+            for s, score in enumerate(state.hand_scores):
+                base = HAND_SCORES + s * NUM_SCORE_PARTS
+                st[base : base + NUM_SCORE_PARTS] = [
+                    score.melded,
+                    score.canasta_bonus,
+                    score.closing_bonus,
+                    score.hand_penalty,
+                    score.muerto_penalty,
+                ]
+            st[HAS_SCORES] = 1
+        st[PHASE] = int(state.phase)
+        st[CURRENT] = state.current
+        st[MANO] = state.mano
+        st[TURN] = state.turn
+        st[PRIV_TILE] = state.privilege_tile
+        _clear_pending(st)
+        if state.pending is not None:
+            slot, kind, outcomes = state.pending
+            st[PEND_SLOT] = slot
+            st[PEND_KIND] = kind
+            st[PEND_N] = len(outcomes)
+            st[PEND_OUT0] = ids[outcomes[0]]
+            if len(outcomes) > 1:
+                st[PEND_OUT1] = ids[outcomes[1]]
+        st[REQUIRED] = state.pile_top_required
+        st[END_REASON] = END_REASON_NAMES.index(state.end_reason)
+        st[CLOSER] = state.closer
+        st[HAND_NUMBER] = state.hand_number
+        if game.to_dict() != state.to_dict():
+            raise ValueError("this state does not fit the compiled core's layout")
+        return game
+
     def next_hand(self, rng: np.random.Generator) -> None:
         """engine.GameState.next_hand: the mano passes left except after a void hand."""
         st = self.st
@@ -1162,6 +1334,26 @@ class FastGame:
             out = np.empty(self.tables.obs_size, dtype=np.float32)
         encode(self.st, player, self.args, out)
         return out
+
+    def __getstate__(self) -> dict[str, object]:
+        """copy, deepcopy and pickle: the state vector and the mask; the
+        tables are named by (rules, players) and shared again on restore."""
+        return {
+            "rules": self.tables.rules,
+            "num_players": self.tables.num_players,
+            "st": self.st,
+            "mask": self.mask,
+            "mask_ok": self._mask_ok,
+        }
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.tables = fast_tables(state["rules"], state["num_players"])  # type: ignore[arg-type]
+        self.side_of = tuple(p % self.tables.num_sides for p in range(self.tables.num_players))
+        self.args = self.tables.kernel_args
+        self.st = np.array(state["st"], dtype=np.int32)
+        self.buf = None
+        self.mask = np.array(state["mask"], dtype=np.int8)
+        self._mask_ok = bool(state["mask_ok"])
 
     def clone(self) -> FastGame:
         new = FastGame.__new__(FastGame)
@@ -1228,5 +1420,144 @@ class FastGame:
         return state_dict(self.st, self.tables)
 
     def to_game_state(self) -> GameState:
-        """The same state in the readable engine (checked for tile conservation)."""
-        return GameState.from_dict(self.to_dict())
+        """The same state in the readable engine, built field by field from
+        the flat state (no rules or dict round trip: tens of microseconds);
+        ``GameState.from_dict(self.to_dict())`` gives an equal state."""
+        return game_state_of(self.st, self.tables, self.mask if self._mask_ok else None)
+
+    # ------------------------------------------------------------------ search (issue 16)
+    def determinize(self, player: int, rng: np.random.Generator) -> FastGame:
+        """A copy where everything ``player`` cannot see is resampled, exactly
+        like :meth:`GameState.determinize` (E2; :func:`determinize_game`)."""
+        return determinize_game(self, player, rng)
+
+
+def game_state_of(st: np.ndarray, tables: FastTables, mask: np.ndarray | None = None) -> GameState:
+    """A readable :class:`GameState` equal to the flat state ``st`` (its own
+    arrays; ``mask``, the flat state's legal mask if known, is copied in)."""
+    n, sides = tables.num_players, tables.num_sides
+    state = GameState(tables.rules, n)
+    universe = meld_universe()[0]
+    state.hands[:] = st[HANDS : HANDS + n * NK].reshape(n, NK)
+    state.hand_size = st[HAND_SIZE : HAND_SIZE + n].tolist()
+    state.stock = st[STOCK : STOCK + st[STOCK_LEN]].tolist()
+    state.pile = st[PILE : PILE + st[PILE_LEN]].tolist()
+    state.pile_counts[:] = st[PILE_COUNTS : PILE_COUNTS + NK]
+    state.muertos = [
+        st[MUERTOS + s * MUERTO_CAP : MUERTOS + s * MUERTO_CAP + st[MUERTO_LEN + s]].tolist() for s in range(sides)
+    ]
+    state.muerto_taken = [bool(x) for x in st[MUERTO_TAKEN : MUERTO_TAKEN + sides]]
+    state.muerto_unplayed = [bool(x) for x in st[MUERTO_UNPLAYED : MUERTO_UNPLAYED + n]]
+    enc = _meld_facts()[0]
+    t = state.t
+    for s in range(sides):
+        ids = st[MELDS + s * SLOTS : MELDS + s * SLOTS + st[N_MELDS + s]].tolist()
+        side_melds = [universe[m] for m in ids]
+        state.melds[s] = side_melds
+        for slot, (meld_id, meld) in enumerate(zip(ids, side_melds, strict=True)):
+            state.meld_enc[s, slot] = enc[meld_id]
+            state.addable[s, slot * NK : (slot + 1) * NK] = t.addable(meld)
+        state.close_ready[s] = bool(st[CLOSE_READY + s])
+    state.known[:] = st[KNOWN : KNOWN + n * NK].reshape(n, NK)
+    state.phase = Phase(int(st[PHASE]))
+    state.current = int(st[CURRENT])
+    state.mano = int(st[MANO])
+    state.turn = int(st[TURN])
+    state.privilege_tile = int(st[PRIV_TILE])
+    pend_n = int(st[PEND_N])
+    if pend_n:
+        outs = (int(st[PEND_OUT0]), int(st[PEND_OUT1]))[:pend_n]
+        state.pending = (int(st[PEND_SLOT]), int(st[PEND_KIND]), tuple(universe[m] for m in outs))
+    state.pile_top_required = int(st[REQUIRED])
+    state.end_reason = END_REASON_NAMES[int(st[END_REASON])]
+    state.closer = int(st[CLOSER])
+    state.hand_scores = _side_scores(st, sides)
+    state.match_scores = st[MATCH_SCORES : MATCH_SCORES + sides].tolist()
+    state.hand_number = int(st[HAND_NUMBER])
+    state.match_winner = int(st[MATCH_WINNER])
+    if mask is not None:
+        state._mask = mask.copy()
+    return state
+
+
+# ----------------------------------------------------------------------------- determinization (E2)
+@_jit
+def unseen_counts(st, player, T, counts):
+    """engine.GameState.unseen_counts into ``counts`` (int64, 53): the tiles
+    ``player`` cannot locate, counted where they are (other hands beyond their
+    known tiles, the stock, the untaken muertos), which by tile conservation
+    (E1) equals the full set minus everything ``player`` sees."""
+    rv = T[0]
+    counts[:] = 0
+    for q in range(rv[RV_PLAYERS]):
+        if q == player:
+            continue
+        for k in range(NK):
+            counts[k] += st[HANDS + q * NK + k] - st[KNOWN + q * NK + k]
+    for i in range(st[STOCK_LEN]):
+        counts[st[STOCK + i]] += 1
+    for s in range(rv[RV_SIDES]):
+        for i in range(st[MUERTO_LEN + s]):
+            counts[st[MUERTOS + s * MUERTO_CAP + i]] += 1
+
+
+@_jit
+def determinize_into(st, player, pool, T):
+    """Deal the shuffled ``pool`` of unseen tiles as ``GameState.determinize``
+    does: each other hand (in seat order) keeps its known tiles and gets its
+    hidden count from the pool (in the privilege phase the mano's privilege
+    tile is the last of his), then each side's untaken muerto, then the stock
+    (bottom first, so the top is the pool's last tile)."""
+    rv = T[0]
+    pos = 0
+    for q in range(rv[RV_PLAYERS]):
+        if q == player:
+            continue
+        hb = HANDS + q * NK
+        kb = KNOWN + q * NK
+        hidden = st[HAND_SIZE + q]
+        for k in range(NK):
+            st[hb + k] = st[kb + k]
+            hidden -= st[kb + k]
+        for i in range(hidden):
+            st[hb + pool[pos + i]] += 1
+        if st[PHASE] == P_PRIVILEGE and q == st[CURRENT] and hidden > 0:
+            st[PRIV_TILE] = pool[pos + hidden - 1]
+        pos += hidden
+    for s in range(rv[RV_SIDES]):
+        base = MUERTOS + s * MUERTO_CAP
+        for i in range(st[MUERTO_LEN + s]):
+            st[base + i] = pool[pos + i]
+        pos += st[MUERTO_LEN + s]
+    for i in range(st[STOCK_LEN]):
+        st[STOCK + i] = pool[pos + i]
+
+
+_KIND_IDS = np.arange(NK, dtype=np.int64)
+
+
+def determinize_state(st: np.ndarray, player: int, rng: np.random.Generator, args: tuple[np.ndarray, ...]) -> None:
+    """Resample in place everything ``player`` cannot see in the flat state
+    ``st`` (the search's allocation-free path behind :meth:`FastGame.determinize`).
+
+    The pool is built and permuted exactly as ``GameState.determinize`` does
+    (``rng.permutation`` of the unseen kinds in kind order), so from the same
+    generator state both engines produce the same determinization."""
+    counts = np.empty(NK, dtype=np.int64)
+    unseen_counts(st, player, args, counts)
+    pool = rng.permutation(np.repeat(_KIND_IDS, counts))
+    determinize_into(st, player, pool, args)
+
+
+def determinize_game(game: FastGame, player: int, rng: np.random.Generator) -> FastGame:
+    """A copy where everything ``player`` cannot see is resampled: other hands
+    (keeping the tiles known to be there because they were taken with the
+    pile), the stock order and the untaken muertos (E2; same draws from
+    ``rng`` as :meth:`GameState.determinize`)."""
+    if not 0 <= player < game.tables.num_players:
+        raise ValueError(f"player {player} is not a seat of this {game.tables.num_players}-player game")
+    new = game.clone()
+    determinize_state(new.st, player, rng, game.args)
+    if player != game.current:
+        new._mask_ok = False  # the player to move has a new hand
+    return new

@@ -237,6 +237,18 @@ def scene_svg(scene: Scene) -> str:
     return "\n".join(out)
 
 
+def _require_pictures() -> None:
+    """Pictures need the ``pictures`` extra; say so instead of a bare ImportError."""
+    try:
+        import matplotlib  # noqa: F401
+        import PIL  # noqa: F401
+    except ImportError as error:
+        raise ImportError(
+            f"pictures of the table (render_mode='rgb_array') need Pillow and matplotlib ({error.name} is missing): "
+            "pip install 'burako-env[pictures]'"
+        ) from error
+
+
 @lru_cache(maxsize=16)
 def _font(size: int, bold: bool) -> Any:
     from matplotlib import font_manager
@@ -248,6 +260,7 @@ def _font(size: int, bold: bool) -> Any:
 
 def scene_image(scene: Scene) -> np.ndarray:
     """The scene painted as an (height, width, 3) uint8 array."""
+    _require_pictures()
     from PIL import Image, ImageDraw
 
     image = Image.new("RGB", (scene.width, scene.height), BACKGROUND)

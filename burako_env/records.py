@@ -325,8 +325,15 @@ def write_records(path: str | Path, records: Iterable[Mapping[str, Any]]) -> int
 def iter_records(path: str | Path, *, verify: bool = False) -> Iterator[dict[str, Any]]:
     """Read records one by one; blank lines are skipped. Each is validated, and
     replayed too with ``verify=True``; errors carry the line number."""
-    with Path(path).open(encoding="utf-8") as f:
-        for number, line in enumerate(f, start=1):
+    with Path(path).open("rb") as f:
+        for number, raw in enumerate(f, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise RecordError(
+                    f"{path}: not UTF-8 text (byte {exc.start} of the line is {raw[exc.start : exc.start + 1]!r})",
+                    line=number,
+                ) from exc
             if not line.strip():
                 continue
             try:

@@ -13,6 +13,7 @@ name.
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -20,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
+from burako_env.safe_yaml import YamlInputError, load_yaml, read_text_file, short_repr
 from burako_env.tiles import JOKER, KIND_NUMBER_LIST, NUM_KINDS
 
 
@@ -125,6 +126,10 @@ class Rules:
         return total - num_players * self.hand_size[num_players] - self.num_sides(num_players) * self.muerto_size
 
     def check_players(self, num_players: int) -> None:
+        if isinstance(num_players, (bool, np.bool_)) or not isinstance(num_players, (int, np.integer)):
+            raise RulesError(
+                f"num_players must be an integer (2 or 4), got {type(num_players).__name__} {short_repr(num_players)}"
+            )
         if num_players not in self.players:
             raise RulesError(
                 f"num_players={num_players} is not allowed by rules {self.name!r}: "
@@ -150,34 +155,53 @@ class Rules:
 
 
 FIELD_NAMES = tuple(f.name for f in dataclasses.fields(Rules))
+#: integer rules live in the compiled core's int32 state
+MAX_RULE_INT = 2**31 - 1
+#: a hand is cut at max_turns; beyond this it would never end in practice
+MAX_TURNS_LIMIT = 1_000_000
+#: name and source are labels (the name goes into file and folder names)
+MAX_LABEL_CHARS = 200
+#: how deep ``preset:`` may chain files (a file naming itself is refused at once)
+MAX_PRESET_DEPTH = 8
 
 
 def _fail(field_name: str, reason: str) -> None:
     raise RulesError(f"rules field {field_name!r}: {reason}")
 
 
-def _check_int(name: str, value: Any, low: int, high: int | None = None) -> None:
+def _check_int(name: str, value: Any, low: int, high: int = MAX_RULE_INT) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        _fail(name, f"expected an integer, got {type(value).__name__} {value!r}")
-    if value < low or (high is not None and value > high):
-        bound = f">= {low}" if high is None else f"between {low} and {high}"
-        _fail(name, f"must be {bound}, got {value}")
+        _fail(name, f"expected an integer, got {type(value).__name__} {short_repr(value)}")
+    if value < low or value > high:
+        bound = f"between {low} and {high:,}" if high < MAX_RULE_INT else f">= {low} (and fit in 32 bits)"
+        _fail(name, f"must be {bound}, got {short_repr(value)}")
 
 
 def _check_bool(name: str, value: Any) -> None:
     if not isinstance(value, bool):
-        _fail(name, f"expected true or false, got {type(value).__name__} {value!r}")
+        _fail(name, f"expected true or false, got {type(value).__name__} {short_repr(value)}")
+
+
+def _check_label(name: str, value: Any, empty_ok: bool) -> None:
+    if not isinstance(value, str):
+        _fail(name, f"expected a string, got {type(value).__name__} {short_repr(value)}")
+    if not value and not empty_ok:
+        _fail(name, "expected a non-empty string")
+    if len(value) > MAX_LABEL_CHARS or any(ord(c) < 32 for c in value):
+        _fail(name, f"expected one line of at most {MAX_LABEL_CHARS} characters, got {short_repr(value)}")
 
 
 def _validate(rules: Rules) -> None:
-    if not isinstance(rules.name, str) or not rules.name:
-        _fail("name", "expected a non-empty string")
-    if rules.tile_set not in TILE_SETS:
-        _fail("tile_set", f"expected one of {list(TILE_SETS)}, got {rules.tile_set!r}")
-    if not rules.players:
+    _check_label("name", rules.name, empty_ok=False)
+    _check_label("source", rules.source, empty_ok=True)
+    if not isinstance(rules.tile_set, str) or rules.tile_set not in TILE_SETS:
+        _fail("tile_set", f"expected one of {list(TILE_SETS)}, got {short_repr(rules.tile_set)}")
+    if not isinstance(rules.players, tuple) or not rules.players:
         _fail("players", "expected a non-empty list of player counts")
     for count in rules.players:
         _check_int("players", count, 2, 4)
+    if not isinstance(rules.hand_size, Mapping):
+        _fail("hand_size", f"expected a mapping player count -> tiles, got {short_repr(rules.hand_size)}")
     for key, value in rules.hand_size.items():
         _check_int("hand_size", key, 2, 4)
         _check_int(f"hand_size[{key}]", value, 1)
@@ -200,7 +224,7 @@ def _validate(rules: Rules) -> None:
     _check_int("closing_bonus", rules.closing_bonus, 0)
     _check_int("muerto_penalty", rules.muerto_penalty, 0)
     _check_int("target", rules.target, 1)
-    _check_int("max_turns", rules.max_turns, 1)
+    _check_int("max_turns", rules.max_turns, 1, MAX_TURNS_LIMIT)
     total = 104 + (0 if rules.tile_set == "cards" else 2)
     for count in rules.players:
         sides = 2 if count == 4 else count
@@ -216,10 +240,10 @@ def _validate(rules: Rules) -> None:
 
 def _check_mapping(name: str, value: Any, keys: tuple[str, ...]) -> None:
     if not isinstance(value, Mapping):
-        _fail(name, f"expected a mapping with keys {list(keys)}, got {value!r}")
-    unknown = sorted(set(value) - set(keys))
+        _fail(name, f"expected a mapping with keys {list(keys)}, got {short_repr(value)}")
+    unknown = sorted(map(str, set(value) - set(keys)))
     if unknown:
-        _fail(name, f"unknown key(s) {unknown}; expected {list(keys)}")
+        _fail(name, f"unknown key(s) {short_repr(unknown)}; expected {list(keys)}")
     missing = [k for k in keys if k not in value]
     if missing:
         _fail(name, f"missing key(s) {missing}")
@@ -235,19 +259,24 @@ def preset_names() -> list[str]:
 
 def _read_yaml(text: str, where: str) -> dict[str, Any]:
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise RulesError(f"{where}: not valid YAML: {exc}") from exc
+        data = load_yaml(text, where)
+    except YamlInputError as exc:
+        raise RulesError(str(exc)) from exc
     if not isinstance(data, dict):
         raise RulesError(f"{where}: expected a mapping of rule fields, got {type(data).__name__}")
     return data
 
 
 def _merge(base: dict[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    if not isinstance(overrides, Mapping):
+        raise RulesError(
+            f"rule overrides must be a mapping of rules fields to values, got {type(overrides).__name__} "
+            f"{short_repr(overrides)}"
+        )
     merged = dict(base)
     for key, value in overrides.items():
         if key not in FIELD_NAMES:
-            raise RulesError(f"unknown rules field {key!r}; known fields: {', '.join(FIELD_NAMES)}")
+            raise RulesError(f"unknown rules field {short_repr(key)}; known fields: {', '.join(FIELD_NAMES)}")
         if key in ("tile_values", "canasta_bonus", "hand_size") and isinstance(value, Mapping):
             inner = dict(merged.get(key) or {})
             inner.update(value)
@@ -263,12 +292,14 @@ def rules_from_dict(data: Mapping[str, Any]) -> Rules:
     base: dict[str, Any] = {}
     if "preset" in data:
         preset = data.pop("preset")
+        if not isinstance(preset, (str, Path)):
+            _fail("preset", f"expected a preset name or a YAML path, got {short_repr(preset)}")
         base = load_rules(preset).to_dict()
         base["name"] = data.get("name", f"{preset}*")
     merged = _merge(base, data)
     if "players" in merged:
         if not isinstance(merged["players"], (list, tuple)):
-            _fail("players", f"expected a list of player counts, got {merged['players']!r}")
+            _fail("players", f"expected a list of player counts, got {short_repr(merged['players'])}")
         merged["players"] = tuple(merged["players"])
     if isinstance(merged.get("hand_size"), Mapping):
         # JSON turns the integer player-count keys into strings: read them back.
@@ -279,8 +310,37 @@ def rules_from_dict(data: Mapping[str, Any]) -> Rules:
         if isinstance(merged["hand_size"], int) and not isinstance(merged["hand_size"], bool):
             merged["hand_size"] = {n: merged["hand_size"] for n in merged.get("players", (2, 4))}
         else:
-            _fail("hand_size", f"expected a mapping player count -> tiles, or one integer; got {merged['hand_size']!r}")
+            _fail(
+                "hand_size",
+                f"expected a mapping player count -> tiles, or one integer; got {short_repr(merged['hand_size'])}",
+            )
     return Rules(**merged)
+
+
+_loading = threading.local()
+
+
+def _load_file(path: Path) -> Rules:
+    """A rules YAML file; ``preset:`` inside it may name another file, but not
+    one already being loaded (a cycle), and at most MAX_PRESET_DEPTH deep."""
+    if not path.is_file():
+        raise RulesError(f"rules file {short_repr(str(path), 200)} does not exist")
+    chain: list[Path] = getattr(_loading, "chain", [])
+    resolved = path.resolve()
+    if resolved in chain:
+        cycle = " -> ".join(str(p) for p in [*chain[chain.index(resolved) :], resolved])
+        raise RulesError(f"rules file {str(chain[-1])!r}: 'preset' leads back to a file being loaded ({cycle})")
+    if len(chain) >= MAX_PRESET_DEPTH:
+        raise RulesError(f"rules file {str(path)!r}: 'preset' chains more than {MAX_PRESET_DEPTH} files deep")
+    try:
+        text = read_text_file(path, "rules file")
+    except YamlInputError as exc:
+        raise RulesError(str(exc)) from exc
+    _loading.chain = [*chain, resolved]
+    try:
+        return rules_from_dict(_read_yaml(text, f"rules file {str(path)!r}"))
+    finally:
+        _loading.chain = chain
 
 
 def load_rules(
@@ -294,14 +354,11 @@ def load_rules(
     elif isinstance(rules, (str, Path)):
         text_rules = str(rules)
         if text_rules.endswith((".yaml", ".yml")) or "/" in text_rules or isinstance(rules, Path):
-            path = Path(rules)
-            if not path.is_file():
-                raise RulesError(f"rules file {str(path)!r} does not exist")
-            result = rules_from_dict(_read_yaml(path.read_text(encoding="utf-8"), str(path)))
+            result = _load_file(Path(rules))
         else:
             names = preset_names()
             if text_rules not in names:
-                raise RulesError(f"unknown rules preset {text_rules!r}; presets: {', '.join(names)}")
+                raise RulesError(f"unknown rules preset {short_repr(text_rules)}; presets: {', '.join(names)}")
             text = resources.files("burako_env.presets").joinpath(f"{text_rules}.yaml").read_text(encoding="utf-8")
             result = rules_from_dict(_read_yaml(text, f"preset {text_rules}"))
     else:

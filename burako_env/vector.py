@@ -59,8 +59,9 @@ import numpy as np
 from burako_env import fast as F
 from burako_env.actions import NUM_ACTIONS
 from burako_env.engine import GameState, draw_first_mano, shuffle_tiles
-from burako_env.env import REWARD_MODES
-from burako_env.rules import Rules, load_rules
+from burako_env.env import check_reward, check_seed, rules_for_env
+from burako_env.rules import Rules
+from burako_env.safe_yaml import short_repr
 
 #: the threading layer the batched API asks for unless the user chose one
 #: (module docstring): workqueue's idle threads sleep, omp's spin at barriers
@@ -194,15 +195,9 @@ class BurakoVectorEnv:
         num_threads: int | None = None,
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
-        if reward not in REWARD_MODES:
-            raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
-        if reward_scale <= 0:
-            raise ValueError(f"reward_scale must be positive, got {reward_scale}")
-        overrides = dict(rule_overrides or {})
-        if max_turns is not None:
-            overrides["max_turns"] = max_turns
-        self.rules = load_rules(rules, overrides)
+            raise ValueError(f"num_envs must be a positive integer, got {short_repr(num_envs)}")
+        self.rules = rules_for_env(rules, rule_overrides, max_turns, num_players)
+        check_reward(reward, reward_scale)
         self.tables = F.fast_tables(self.rules, int(num_players))
         self.num_envs = int(num_envs)
         self.num_players = int(num_players)
@@ -268,9 +263,13 @@ class BurakoVectorEnv:
         if seed is None:
             seeds: list[Any] = list(np.random.SeedSequence().spawn(n))
         elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-            seeds = [int(seed) + i for i in range(n)]
+            seeds = [check_seed(seed) + i for i in range(n)]
         else:
-            seeds = list(seed)
+            if isinstance(seed, (str, bytes)) or not isinstance(seed, Sequence | np.ndarray):
+                raise ValueError(
+                    f"reset: seed must be a non-negative integer, or {n} of them, or None; got {short_repr(seed)}"
+                )
+            seeds = [check_seed(s) for s in seed]
             if len(seeds) != n:
                 raise ValueError(f"reset: {len(seeds)} seeds for {n} games")
         self._rngs = [np.random.default_rng(s) for s in seeds]
@@ -374,11 +373,20 @@ def _pick_legal(masks, u, out):
 
 def sample_legal_actions(masks: np.ndarray, rng: np.random.Generator, out: np.ndarray | None = None) -> np.ndarray:
     """One uniformly random legal action per row of ``masks`` (the random
-    baseline for a whole batch; one uniform draw per game from ``rng``)."""
+    baseline for a whole batch; one uniform draw per game from ``rng``). A row
+    with no legal action is an error (a game stuck with nothing to do), never
+    a silent action 0."""
     if out is None:
-        out = np.zeros(masks.shape[0], dtype=np.int64)
+        out = np.empty(masks.shape[0], dtype=np.int64)
+    out[:] = -1
     with numba.parallel_chunksize(PARALLEL_CHUNKSIZE):
         _pick_legal(masks, rng.random(masks.shape[0]), out)
+    if masks.shape[0] and out.min() < 0:
+        rows = np.flatnonzero(out < 0)
+        raise ValueError(
+            f"sample_legal_actions: {rows.size} mask row(s) have no legal action (rows {rows[:8].tolist()}"
+            f"{' ...' if rows.size > 8 else ''}); there is nothing to sample"
+        )
     return out
 
 

@@ -20,10 +20,11 @@ B19-B23 muerto and closing, B24 empty stock, B25-B27 scoring; E3 "the player
 to act is never stuck" (a hand of one tile that can neither be discarded nor
 melded must not be reachable).
 
-V3 (``pile_top_must_be_melded``): the pile may be taken, and a play made
-while its top tile is unmelded, only if that tile stays *directly* meldable
-by a legal action (a new 3-tile meld containing it, or its addition to a meld
-as it stands); no discard until it is melded.
+V3 (``pile_top_must_be_melded``, [decision]): the pile may be taken, and a
+play made while its top tile is unmelded, only if some sequence of legal plays
+within the turn (new melds, additions, B10/B11 moves) then melds that tile and
+leaves an allowed situation; no discard until it is melded. See
+:func:`v3_meldable` for how the whole turn is searched.
 """
 
 from __future__ import annotations
@@ -304,34 +305,57 @@ def pattern_valid(rules: Any) -> list[bool]:
 
 
 def v3_meldable(state: Any, player: int, hand: Counter, side_melds: list[Canon], required: int) -> bool:
-    """V3: the taken pile's top tile ``required`` can be melded *directly* by a
-    legal action: a new 3-tile meld containing it (from ``hand``) or an
-    addition of it to one of ``side_melds`` as they stand, either leaving an
-    allowed situation (B22/B23/E3 via :func:`after_ok`)."""
+    """V3 [decision]: some sequence of legal plays within this turn melds the
+    taken pile's top tile ``required`` and leaves an allowed situation
+    (B22/B23/E3 via :func:`after_ok`).
+
+    The tile ends in one meld: one of ``side_melds`` or a new one. A play that
+    does not build that meld uses other tiles and another meld, so it can be
+    made after the tile is melded instead of before (the hand holds the tile
+    until then, so no play before it can empty the hand, and the melds and
+    the hand at the end are the same). So the search covers, for each meld
+    that could hold the tile (each of ``side_melds``, and each valid 3-tile
+    meld from the hand, with or without the tile), every sequence of
+    additions to that meld alone, each reachable meld once.
+    """
     rules = state.rules
     valid = pattern_valid(rules)
+    seen: set[tuple[int, Canon]] = set()
+    starts: list[tuple[int, list[Canon], Counter]] = [(slot, side_melds, hand) for slot in range(len(side_melds))]
     for index, needs in enumerate(_PATTERN_NEEDS):
-        if needs[required] == 0 or not valid[index] or any(hand[k] < n for k, n in needs.items()):
+        if not valid[index] or any(hand[k] < n for k, n in needs.items()):
             continue
-        if after_ok(state, player, hand - needs, [*side_melds, _PATTERN_CANON[index]], by_discard=False):
-            return True
-    if hand[required] <= 0:
-        return False
-    after = hand.copy()
-    after[required] -= 1
-    for slot, meld in enumerate(side_melds):
-        for outcome in placements(meld, required, rules):
-            new_melds = [*side_melds]
-            new_melds[slot] = outcome
-            if after_ok(state, player, after, new_melds, by_discard=False):
+        after = hand - needs
+        melds = [*side_melds, _PATTERN_CANON[index]]
+        if needs[required] > 0:
+            if after_ok(state, player, after, melds, by_discard=False):
                 return True
-    return False
+        else:
+            starts.append((len(side_melds), melds, after))
+
+    def grows_to_hold(slot: int, melds: list[Canon], left: Counter) -> bool:
+        for kind in [k for k, n in left.items() if n > 0]:
+            after = left.copy()
+            after[kind] -= 1
+            for outcome in placements(melds[slot], kind, rules):
+                new_melds = [*melds]
+                new_melds[slot] = outcome
+                if kind == required:
+                    if after_ok(state, player, after, new_melds, by_discard=False):
+                        return True
+                elif (slot, outcome) not in seen:
+                    seen.add((slot, outcome))
+                    if grows_to_hold(slot, new_melds, after):
+                        return True
+        return False
+
+    return any(grows_to_hold(slot, melds, left) for slot, melds, left in starts)
 
 
 def play_ok(state: Any, player: int, used: int, after: Counter, new_melds: list[Canon]) -> bool:
     """A meld or addition that used one tile kind ``used`` (-1: several, see
     the caller) is allowed: V3 first (a pending top tile that this action
-    does not meld must stay directly meldable), else B22/B23/E3."""
+    does not meld must stay meldable within the turn), else B22/B23/E3."""
     required = state.pile_top_required
     if required >= 0 and used != required:
         return v3_meldable(state, player, after, new_melds, required)

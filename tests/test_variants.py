@@ -295,3 +295,106 @@ def test_every_preset_deals_as_its_table_says(preset: str) -> None:
         assert sum(state.hand_size) == n * rules.hand_size[n] + drawn
         assert len(state.stock) == rules.stock_size(n) - drawn
         state.check_conservation()
+
+
+# --------------------------------------------------------------------------- V3a: three decisions
+
+
+def _both_engines(state: GameState) -> list:
+    from burako_env.fast import FastGame
+
+    return [state, FastGame.from_game_state(state)]
+
+
+@pytest.mark.parametrize("preset", ["burako_br", "burako"])
+def test_v3a_unplayed_indirect_muerto_counts_as_untaken_when_the_partner_closes(preset: str) -> None:
+    """V3a decision 1: the table rule "as if not taken" applies whoever ends
+    the hand, the partner included. Seat 0 took the muerto indirectly (B21)
+    and has not played since (B9 B10 in hand); his partner, seat 2, closes by
+    discarding his last tile (B22). burako_br: side 0 pays the muerto penalty
+    and seat 0's tiles count for nothing; burako (tiles count in hand): no
+    penalty, seat 0's tiles count against side 0."""
+    state = build_state(
+        4,
+        preset,
+        hands={0: "B9 B10", 1: "Y4", 2: "R3", 3: "Y5"},
+        melds={0: [run("black", 3, 9)]},
+        muerto_taken={0: True},
+        muerto_unplayed={0: True},
+        current=2,
+    )
+    for game in _both_engines(state.clone()):
+        game.apply(A.discard_action(tile("R3")))
+        assert game.hand_over and game.end_reason == CLOSED
+        scores = [s.to_dict() for s in game.hand_scores]
+        # side 0: black 3..9 = 5 x 5 + 10 + 10 = 45, clean canasta 200, closing 100
+        if preset == "burako_br":
+            assert scores[0] == {
+                "melded": 45,
+                "canasta_bonus": 200,
+                "closing_bonus": 100,
+                "hand_penalty": 0,
+                "muerto_penalty": -100,
+                "total": 245,
+            }
+        else:
+            assert scores[0] == {
+                "melded": 45,
+                "canasta_bonus": 200,
+                "closing_bonus": 100,
+                "hand_penalty": -20,
+                "muerto_penalty": 0,
+                "total": 325,
+            }
+        # side 1: Y4 + Y5 in hand, muerto never taken
+        assert scores[1] == {
+            "melded": 0,
+            "canasta_bonus": 0,
+            "closing_bonus": 0,
+            "hand_penalty": -10,
+            "muerto_penalty": -100,
+            "total": -110,
+        }
+
+
+def test_v3a_meld_leaving_a_tile_that_can_neither_be_melded_nor_discarded_is_illegal() -> None:
+    """V3a decision 2 (B15, B23, E3): side 0 has its muerto and no canasta.
+    With R3 R4 R5 K9, melding red 3-4-5 would leave K9, which may not be
+    discarded (B23) and fits no meld: illegal; every discard (keeping three
+    tiles) is legal. With R3 R4 R5 R6 no meld is legal either (the last tile
+    would fit only by emptying the hand). With R3 R4 R5 K9 K9 the meld leaves
+    two tiles and is legal."""
+    meld = A.meld_action(PATTERN_INDEX[run("red", 3, 5)])
+    for hand, meld_legal in (("R3 R4 R5 K9", False), ("R3 R4 R5 R6", False), ("R3 R4 R5 K9 K9", True)):
+        state = build_state(2, "burako", hands={0: hand}, muerto_taken={0: True})
+        kinds = sorted({tile(t) for t in hand.split()})
+        for game in _both_engines(state):
+            legal = np.flatnonzero(game.legal_mask()).tolist()
+            discards = [A.discard_action(k) for k in kinds]
+            assert legal[: len(discards)] == discards
+            assert (meld in legal) is meld_legal
+            if not meld_legal:
+                assert legal == discards
+
+
+def test_v3a_truncated_hand_ends_unscored_like_a_void_hand() -> None:
+    """V3a decision 3: a hand that reaches ``max_turns`` ends truncated with
+    no score at all (like a void hand, B24): no hand scores, match scores
+    unchanged, zero rewards, no match winner."""
+    rules = load_rules("burako", {"max_turns": 2})
+    from burako_env.fast import FastGame
+
+    for cls in (GameState, FastGame):
+        game = cls.new_game(np.random.default_rng(4), rules, 2)
+        turns = 0
+        while not game.hand_over:
+            legal = np.flatnonzero(game.legal_mask())
+            discards = legal[(legal >= A.DISCARD_BASE) & (legal < A.MELD_BASE)]
+            game.apply(int(discards[0]) if len(discards) else int(legal[0]))
+            turns += int(len(discards) > 0)
+        assert turns == 2
+        assert game.end_reason == "truncated"
+        assert game.hand_scores is None
+        assert game.match_scores == [0, 0]
+        assert game.side_rewards() == [0.0, 0.0]
+        assert not game.match_over

@@ -18,6 +18,7 @@ observation/action layout raises :class:`CheckpointError` saying which.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import pickle
 import zipfile
@@ -68,7 +69,76 @@ def load(path: str | Path) -> dict[str, Any]:
     for key in ("policy", "rules", "config"):
         if key not in data:
             raise CheckpointError(f"checkpoint {path} lacks its {key!r} part")
+    check_structure(data, str(path))
     return data
+
+
+#: what a training checkpoint's ``trainer`` part holds, and the type of each value
+TRAINER_PARTS: dict[str, type | tuple[type, ...]] = {
+    "optimizer": dict,
+    "rng": dict,
+    "update": int,
+    "global_step": int,
+    "episodes": int,
+    "elapsed": (int, float),
+    "bc_done": bool,
+    "league": dict,
+    "eval_history": str,
+    "run_dir": str,
+}
+
+
+def _check_tensors(tensors: Any, where: str, source: str) -> None:
+    """A mapping of names to tensors, every floating value finite (NaN weights fail at load, not in play)."""
+    if not isinstance(tensors, dict):
+        raise CheckpointError(f"{source}: {where} is a {type(tensors).__name__}, not a mapping of tensors")
+    for name, tensor in tensors.items():
+        if not isinstance(tensor, torch.Tensor):
+            raise CheckpointError(f"{source}: {where}[{name!r}] is a {type(tensor).__name__}, not a tensor")
+        if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+            raise CheckpointError(
+                f"{source}: {where}[{name!r}] holds NaN or infinite values; the checkpoint is unusable"
+            )
+
+
+def check_structure(data: dict[str, Any], source: str) -> None:
+    """The parts a checkpoint must have, with their types: a crafted or damaged
+    file fails here with a :class:`CheckpointError`, never later with a
+    ``TypeError``/``KeyError`` or in play with NaN weights."""
+    policy = data["policy"]
+    if not isinstance(policy, dict) or set(policy) != {"shape", "state_dict"}:
+        raise CheckpointError(f"{source}: 'policy' must be a mapping with exactly 'shape' and 'state_dict'")
+    shape = policy["shape"]
+    names = {f.name for f in dataclasses.fields(NetworkShape)}
+    if not isinstance(shape, dict) or set(shape) - names or {"num_players", "obs_size", "layout"} - set(shape):
+        got = sorted(map(str, shape)) if isinstance(shape, dict) else type(shape).__name__
+        raise CheckpointError(f"{source}: the network shape has keys {got}; expected {sorted(names)}")
+    for key, value in shape.items():
+        want = str if key == "layout" else int
+        if not isinstance(value, want) or isinstance(value, bool):
+            raise CheckpointError(f"{source}: network shape {key!r} is a {type(value).__name__}, not {want.__name__}")
+    _check_tensors(policy["state_dict"], "policy.state_dict", source)
+    for key in ("rules", "config"):
+        if not isinstance(data[key], dict):
+            raise CheckpointError(f"{source}: {key!r} is a {type(data[key]).__name__}, not a mapping")
+    if data["format"] != TRAINING_FORMAT:
+        return
+    trainer = data.get("trainer")
+    if not isinstance(trainer, dict):
+        raise CheckpointError(f"{source}: a training checkpoint needs its 'trainer' part (optimizer, RNG, counters)")
+    for key, want in TRAINER_PARTS.items():
+        if key not in trainer:
+            raise CheckpointError(f"{source}: the 'trainer' part lacks {key!r}; the run cannot resume from it")
+        if not isinstance(trainer[key], want) or (want is int and isinstance(trainer[key], bool)):
+            raise CheckpointError(f"{source}: trainer {key!r} is a {type(trainer[key]).__name__}")
+    optimizer = trainer["optimizer"]
+    if set(optimizer) != {"state", "param_groups"} or not isinstance(optimizer["state"], dict):
+        raise CheckpointError(f"{source}: the optimizer state is malformed (expected 'state' and 'param_groups')")
+    for index, moments in optimizer["state"].items():
+        _check_tensors(moments, f"optimizer.state[{index!r}]", source)
+    rng = trainer["rng"]
+    if not isinstance(rng.get("numpy"), str) or not isinstance(rng.get("torch"), torch.Tensor):
+        raise CheckpointError(f"{source}: the RNG state is malformed (expected 'numpy' text and a 'torch' tensor)")
 
 
 def policy_payload(net: PolicyNet, rules: Rules, config: dict[str, Any], half: bool = False) -> dict[str, Any]:

@@ -28,10 +28,11 @@ is 0.5, a loss 0. Void and truncated hands have no score: they count as ties
 A's side total minus B's side total.
 
 Confidence intervals (95%) are computed on the *paired deals*: each deal
-contributes the mean of its two games, and the interval is the normal
-approximation mean ± 1.96 · s / sqrt(deals), with s the sample standard
-deviation of the deal means (ddof=1); the win rate's interval is clipped
-to [0, 1]. Pairs are independent by construction
+contributes the mean of its two games. The score difference's interval is
+the normal approximation mean ± 1.96 · s / sqrt(deals), with s the sample
+standard deviation of the deal means (ddof=1); the win rate's is a Wilson
+score interval (``burako_env.stats.rate_ci``), which stays in [0, 1] and
+does not collapse on small samples (20 of 20: [0.839, 1.000]). Pairs are independent by construction
 (different deals), the games within a pair are not, which is why the pair is
 the unit.
 
@@ -51,6 +52,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -63,7 +65,8 @@ from agents.runner import AgentFault, play_game
 from burako_env.engine import TRUNCATED, VOID
 from burako_env.records import RecordWriter
 from burako_env.rules import Rules, RulesError, load_rules
-from burako_env.stats import mean_ci
+from burako_env.stats import mean_ci, rate_ci
+from training.locks import file_lock
 
 
 # ---------------------------------------------------------------------- agents and seats
@@ -250,9 +253,7 @@ def summarize(outcomes: Sequence[GameOutcome], a: str, b: str, rules: str, num_p
         by_deal.setdefault(o.deal, []).append(o)
     pair_points = [sum(o.points for o in games) / len(games) for games in by_deal.values()]
     pair_diffs = [sum(o.diff for o in games) / len(games) for games in by_deal.values()]
-    win_rate, win_ci = mean_ci(pair_points)
-    if not math.isnan(win_ci[0]):
-        win_ci = (max(0.0, win_ci[0]), min(1.0, win_ci[1]))  # a rate's interval stays in [0, 1]
+    win_rate, win_ci = rate_ci(pair_points)  # Wilson: inside [0, 1], never a point on a small sample
     mean_diff, diff_ci = mean_ci(pair_diffs)
     seating_count = max((o.seating for o in outcomes), default=-1) + 1
     by_seating = []
@@ -312,8 +313,17 @@ def _ordered_results(tasks: list[_Task], workers: int) -> Iterator[list[GameOutc
     with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=one_thread_per_worker) as pool:
         futures = [pool.submit(_run_task, task) for task in tasks]
         try:
-            for future in futures:
-                yield future.result()
+            for task, future in zip(tasks, futures, strict=True):
+                try:
+                    yield future.result()
+                except BrokenProcessPool as exc:
+                    deals = f"{task.deals[0]}..{task.deals[-1]}" if task.deals else "none"
+                    raise AgentFault(
+                        f"a worker process died while playing deals {deals} of {task.a.label} vs {task.b.label} "
+                        "(an agent ended its process: os._exit, a crash or the out-of-memory killer); "
+                        "burako-tournament records such games as forfeits",
+                        kind="crash",
+                    ) from exc
         finally:
             for future in futures:
                 future.cancel()
@@ -349,10 +359,22 @@ def evaluate(
     n_deals = games // 2
     if chunk_size is None:
         chunk_size = max(1, min(25, math.ceil(n_deals / (4 * workers))))
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+        raise ValueError(f"chunk_size (deals per worker task) must be an integer >= 1, got {chunk_size!r}")
     want_records = record_path is not None or keep_records
     tasks = [_Task(a, b, rules_obj, num_players, seed, deals, want_records) for deals in _chunks(n_deals, chunk_size)]
     outcomes: list[GameOutcome] = []
-    writer = RecordWriter(record_path) if record_path is not None else None
+    writer = None
+    lock = None
+    if record_path is not None:
+        record_path = Path(record_path)
+        if record_path.is_dir():
+            raise ValueError(f"record path {str(record_path)!r} is a folder; name a file in it")
+        if not record_path.parent.is_dir():
+            raise ValueError(f"record path {str(record_path)!r}: the folder {str(record_path.parent)!r} does not exist")
+        # a second run writing the same file is refused (two writers would interleave their lines)
+        lock = file_lock(record_path, "the record file")
+        writer = RecordWriter(record_path)
     start = time.perf_counter()
     try:
         with tqdm(
@@ -369,6 +391,8 @@ def evaluate(
     finally:
         if writer is not None:
             writer.close()
+        if lock is not None:
+            lock.release()
     summary = summarize(outcomes, a.label, b.label, rules_obj.name, num_players, seed)
     summary.seconds = time.perf_counter() - start
     return Evaluation(summary, outcomes)

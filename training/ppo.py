@@ -46,8 +46,10 @@ import argparse
 import dataclasses
 import json
 import math
+import re
 import sys
 import time
+import typing
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -60,14 +62,17 @@ import yaml
 from torch import nn
 from tqdm import tqdm
 
-from agents.registry import make_agent
+from agents.registry import agent_names, make_agent
 from agents.runner import LazyObservation, LazySeatView, play_game
 from burako_env.engine import GameState
 from burako_env.observation import Observer, layout_id
 from burako_env.rules import Rules, RulesError, load_rules
+from burako_env.safe_yaml import YamlInputError, load_yaml, read_text_file, short_repr
 from training import checkpoint as ckpt
+from training.config_fields import check_dataclass_fields
 from training.evaluate import AgentSpec, evaluate
 from training.league import SELF, SNAPSHOT_PREFIX, League
+from training.locks import folder_lock
 from training.network import (
     LegalIndex,
     NetworkShape,
@@ -82,6 +87,8 @@ from training.rollout import VectorRollout, episode_batch
 from training.schedule import schedule_problems, scheduled_values
 
 LEARNER = "learner"
+#: what exp_name may hold: it is part of the run folder's name
+_RUN_NAME = re.compile(r"[A-Za-z0-9._-]{1,100}")
 
 
 # ====================================================================== configuration
@@ -192,7 +199,44 @@ class PPOConfig:
     """Values from a given update on: {field: [[update, value], ...]} (training/schedule.py)."""
 
     def __post_init__(self) -> None:
-        problems = []
+        # every value has its field's type first (YAML's "1e-3" is a string; "abc" is refused)
+        problems = check_dataclass_fields(self)
+        if problems:
+            raise ValueError("bad training config: " + "; ".join(problems))
+        if not _RUN_NAME.fullmatch(self.exp_name):
+            problems.append(
+                f"exp_name must be 1-100 letters, digits, '.', '_' or '-' (it names the run folder), "
+                f"got {short_repr(self.exp_name)}"
+            )
+        if not self.rules:
+            problems.append("rules must name a preset or a YAML file")
+        for name in ("seed", "eval_seed"):
+            if getattr(self, name) < 0:
+                problems.append(f"{name} must be >= 0, got {getattr(self, name)}")
+        for name in ("learning_rate", "bc_learning_rate", "clip_coef", "max_grad_norm", "reward_scale"):
+            if getattr(self, name) <= 0:
+                problems.append(f"{name} must be > 0, got {getattr(self, name)}")
+        for name in ("ent_coef", "vf_coef", "win_weight", "score_weight", "pfsp_power"):
+            if getattr(self, name) < 0:
+                problems.append(f"{name} must be >= 0, got {getattr(self, name)}")
+        for name in ("gamma", "gae_lambda", "baseline_fraction"):
+            value = getattr(self, name)
+            if value is not None and not 0 <= value <= 1:
+                problems.append(f"{name} must be in [0, 1], got {value}")
+        for name in ("target_kl", "max_minutes"):
+            value = getattr(self, name)
+            if value is not None and value <= 0:
+                problems.append(f"{name} must be > 0 or null, got {value}")
+        for name in ("hidden", "slot_embed", "workers", "torch_threads"):
+            if getattr(self, name) < 1:
+                problems.append(f"{name} must be >= 1, got {getattr(self, name)}")
+        known = set(agent_names())
+        for name in ("league_baselines", "eval_opponents"):
+            unknown = [a for a in getattr(self, name) if a not in known]
+            if unknown:
+                problems.append(f"{name}: unknown agent(s) {short_repr(unknown)}; known: {sorted(known)}")
+        if self.bc_teacher is not None and self.bc_teacher not in known:
+            problems.append(f"bc_teacher: unknown agent {short_repr(self.bc_teacher)}; known: {sorted(known)}")
         if self.num_players not in (2, 4):
             problems.append(f"num_players must be 2 or 4 (two sides), got {self.num_players}")
         positive = ("total_steps", "num_envs", "batch_size", "minibatch_size", "update_epochs", "checkpoint_every")
@@ -220,7 +264,7 @@ class PPOConfig:
             problems.append(f"device must be auto, cpu, cuda or cuda:N, got {self.device!r}")
         if self.env_threads is not None and self.env_threads <= 0:
             problems.append(f"env_threads must be > 0 or null, got {self.env_threads}")
-        problems.extend(schedule_problems(self.schedules))
+        problems.extend(schedule_problems(self.schedules, typing.get_type_hints(type(self))))
         if problems:
             raise ValueError("bad training config: " + "; ".join(problems))
 
@@ -240,20 +284,23 @@ def load_config(
     data: dict[str, Any] = dict(base or {})
     if path is not None:
         try:
-            loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError) as exc:
-            raise ValueError(f"cannot read training config {path}: {exc}") from exc
+            loaded = load_yaml(read_text_file(path, "training config"), f"training config {path}")
+        except YamlInputError as exc:
+            raise ValueError(str(exc)) from exc
         if not isinstance(loaded, dict):
             raise ValueError(f"training config {path} must be a mapping of fields")
         data.update(loaded)
     for item in overrides or []:
         if "=" not in item:
-            raise ValueError(f"override {item!r} must look like key=value")
+            raise ValueError(f"--set {short_repr(item)} must look like key=value")
         key, value = item.split("=", 1)
-        data[key.strip()] = yaml.safe_load(value)
-    unknown = sorted(set(data) - set(config_fields()))
+        try:
+            data[key.strip()] = load_yaml(value, f"--set {key.strip()}")
+        except YamlInputError as exc:
+            raise ValueError(str(exc)) from exc
+    unknown = sorted(map(str, set(data) - set(config_fields())))
     if unknown:
-        raise ValueError(f"unknown training config field(s) {unknown}; known: {sorted(config_fields())}")
+        raise ValueError(f"unknown training config field(s) {short_repr(unknown)}; known: {sorted(config_fields())}")
     return PPOConfig(**data)
 
 
@@ -378,6 +425,22 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
+def new_run_dir(root: Path, env_name: str, config: PPOConfig) -> Path:
+    """A new run folder ``{env}__{exp}__{seed}__{time}``, created here; runs
+    started in the same second get ``-2``, ``-3``, ... (mkdir is atomic, so
+    two processes never share one)."""
+    root.mkdir(parents=True, exist_ok=True)
+    base = f"{env_name}__{config.exp_name}__{config.seed}__{time.strftime('%Y%m%d-%H%M%S')}"
+    for k in range(1, 10_000):
+        path = root / (base if k == 1 else f"{base}-{k}")
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        return path
+    raise RuntimeError(f"no free run folder name under {root} for {base}")  # pragma: no cover
+
+
 def latest_checkpoint(path: Path) -> Path:
     """What ``--resume`` names: a checkpoint file, or a run folder (its latest one)."""
     return path / "checkpoints" / "latest.pt" if path.is_dir() else path
@@ -422,10 +485,10 @@ class Trainer:
         if resume is not None:
             self.run_dir = self._restore(Path(resume))
         else:
-            stamp = time.strftime("%Y%m%d-%H%M%S")
-            env_name = f"{self.rules.name}{self.n}p"
-            self.run_dir = Path(config.run_root) / f"{env_name}__{config.exp_name}__{config.seed}__{stamp}"
+            self.run_dir = new_run_dir(Path(config.run_root), f"{self.rules.name}{self.n}p", config)
         self.run_dir.mkdir(parents=True, exist_ok=True)
+        # one process per run folder: a second resume of the same run is refused, not interleaved
+        self.lock = folder_lock(self.run_dir, "the training run")
         from torch.utils.tensorboard import SummaryWriter  # import late: tensorboard is slow to import
 
         # on resume, drop events logged after the checkpoint (those at its step were logged before it)
@@ -714,7 +777,8 @@ class Trainer:
                     bar.update()
                 stats = {"loss": total_loss / n, "agreement": correct / n, "decisions": float(n)}
                 for key, value in stats.items():
-                    self.writer.add_scalar(f"bc/{key}", value, epoch)
+                    # steps <= 0: a resume (which drops events after its checkpoint's step) keeps these curves
+                    self.writer.add_scalar(f"bc/{key}", value, epoch - cfg.bc_epochs + 1)
         self.net.eval()
         self.bc_done = True
         return stats
@@ -799,19 +863,24 @@ class Trainer:
         ckpt.check_layout(shape, self.layout, str(path))
         if shape != self.net.shape:
             raise ckpt.CheckpointError(f"{path}: network {shape} differs from the config's {self.net.shape}")
-        self.net.load_state_dict(data["policy"]["state_dict"])
-        self.net.eval()
         t = data["trainer"]
-        self.optimizer.load_state_dict(t["optimizer"])
-        self.rng.bit_generator.state = json.loads(t["rng"]["numpy"])
-        torch.set_rng_state(t["rng"]["torch"])
+        try:
+            self.net.load_state_dict(data["policy"]["state_dict"])
+            self.optimizer.load_state_dict(t["optimizer"])
+            self.rng.bit_generator.state = json.loads(t["rng"]["numpy"])
+            torch.set_rng_state(t["rng"]["torch"])
+            self.league.load_state(t["league"])
+            self.eval_history = json.loads(t["eval_history"])
+        except (RuntimeError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise ckpt.CheckpointError(
+                f"{path}: the training state does not fit this run ({type(exc).__name__}: {short_repr(str(exc), 300)})"
+            ) from exc
+        self.net.eval()
         self.update = int(t["update"])
         self.global_step = int(t["global_step"])
         self.episodes_done = int(t["episodes"])
         self.elapsed_before = float(t["elapsed"])
         self.bc_done = bool(t["bc_done"])
-        self.league.load_state(t["league"])
-        self.eval_history = json.loads(t["eval_history"])
         return path.parent.parent
 
     # ------------------------------------------------------------------ main loop
@@ -915,6 +984,7 @@ class Trainer:
         plot_learning_curve(self.eval_history, self.run_dir / "learning_curve.png", title=self.run_dir.name)
         self.writer.flush()
         self.writer.close()
+        self.lock.release()
         return path
 
 

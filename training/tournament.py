@@ -38,6 +38,7 @@ key=value`` overrides any key, dotted for nested ones, with list indices:
     workers: 2                    # processes (pool) or local CPUs (ray)
     backend: pool                 # inprocess | pool | ray
     chunk_size: null              # games per task; null: chosen from the work left
+    move_time_limit: null         # seconds an agent may take per move (null: no limit); see Outcomes
     out: runs/tournament          # the run folder
     ray:
       address: null               # null: a local instance; "auto" or ray://host:port: a cluster
@@ -60,10 +61,21 @@ whatever the back end, the worker count or the chunking.
 
 Outcomes. A game is a win (1), draw (0.5) or loss (0) for A by hand total;
 void and truncated hands are draws with score difference 0. An agent that
-raises or returns an illegal action (:class:`~agents.runner.AgentFault`)
-loses that game by forfeit (score difference 0, ``end_reason`` forfeit), the
-error is kept, and the tournament goes on. A participant that cannot be
-built at all stops the run before any game.
+raises, calls ``sys.exit`` or returns an illegal action
+(:class:`~agents.runner.AgentFault`) loses that game by forfeit (score
+difference 0, ``end_reason`` forfeit), the error is kept, and the tournament
+goes on. So does an agent that answers after ``move_time_limit`` seconds
+(kind ``timeout``). With the ``pool`` back end, an agent whose worker
+process dies (``os._exit``, a crash, the out-of-memory killer: kind
+``crash``) or that never answers (the worker is stopped
+``HANG_GRACE_SECONDS`` after the limit: kind ``timeout``) forfeits the game
+in flight; the worker is replaced and the rest of its task goes on. Each
+worker keeps a shared note of whose code it runs, so the fault is the right
+agent's. (In process, ``os._exit`` ends everything and an agent that never
+answers is never stopped: use ``pool`` for untrusted agents.) Timeouts depend
+on the machine, so a run with a limit is reproducible only while no agent
+comes near it. A participant that cannot be built at all stops the run
+before any game.
 
 Ratings.
 
@@ -101,9 +113,18 @@ The run folder (``out``)::
 Resuming. Games are appended to the two JSON-lines files as they finish, so
 an interrupted tournament (Ctrl-C, a killed job) started again with the same
 config plays only the games that are missing; a half-written last line is
-dropped and that game played again. At the end both files are rewritten in
-schedule order, so a run's files do not depend on the order games finished
-in. ``--fresh`` deletes the previous run's files first.
+dropped and that game played again. Every game found must be one this run
+schedules, with this run's tournament seed, pairing seed, deal seed and agent
+labels; anything else is refused (never published as this run's games). At
+the end both files are rewritten in schedule order, so a run's files do not
+depend on the order games finished in. ``--fresh`` deletes the previous run's
+files first.
+
+Sharing a folder. A run holds a lock on its folder (``out/.lock``, a
+``filelock`` lock released when the process ends, even when killed), so a
+second run in the same ``out`` is refused at once. ``config.yaml`` is written
+only once the folder has been accepted: a refused run changes nothing. Empty
+journals (a run that failed before its first game) block nothing.
 
 Back ends: ``inprocess`` (one process; for debugging), ``pool`` (a local
 process pool, spawn start method) and ``ray`` (the same tasks as Ray tasks;
@@ -117,12 +138,14 @@ from __future__ import annotations
 import argparse
 import copy
 import csv
+import dataclasses
 import hashlib
 import importlib
 import io
 import json
 import math
 import multiprocessing
+import multiprocessing.connection as mp_connection
 import os
 import signal
 import sys
@@ -141,8 +164,11 @@ from tqdm import tqdm
 from agents.runner import AgentFault, play_game
 from burako_env.records import RecordError, dumps_record, validate_record
 from burako_env.rules import Rules, RulesError, load_rules
-from burako_env.stats import mean_ci
+from burako_env.safe_yaml import YamlInputError, load_yaml, read_text_file, short_repr
+from burako_env.stats import mean_ci, rate_ci
+from training.config_fields import FieldError, as_float, as_int, as_str
 from training.evaluate import AgentSpec, agent_seed, deal_seed, seatings
+from training.locks import LockedError, folder_lock
 
 FORMATS = ("round_robin", "gauntlet")
 BACKENDS = ("inprocess", "pool", "ray")
@@ -173,6 +199,7 @@ DEFAULTS: dict[str, Any] = {
     "workers": 2,
     "backend": "pool",
     "chunk_size": None,
+    "move_time_limit": None,
     "out": "runs/tournament",
     "ray": {"address": None, "runtime_env": None},
     "ratings": {"bootstrap": 1000, "prior_draws": 1.0, "anchor": None},
@@ -262,6 +289,7 @@ class TournamentConfig:
     bootstrap: int = 1000
     prior_draws: float = 1.0
     anchor: str | None = None
+    move_time_limit: float | None = None
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TournamentConfig:
@@ -284,25 +312,34 @@ class TournamentConfig:
         challengers = merged["challengers"] or []
         if isinstance(challengers, str):
             challengers = [challengers]
-        config = cls(
-            participants=participants,
-            name=str(merged["name"]),
-            rules=merged["rules"],
-            players=_int(merged, "players"),
-            format=str(merged["format"]),
-            challengers=tuple(str(c) for c in challengers),
-            games_per_pairing=_int(merged, "games_per_pairing"),
-            seed=_int(merged, "seed"),
-            workers=_int(merged, "workers"),
-            backend=str(merged["backend"]),
-            chunk_size=None if merged["chunk_size"] is None else _int(merged, "chunk_size"),
-            out=str(merged["out"]),
-            ray_address=merged["ray"]["address"],
-            ray_runtime_env=merged["ray"]["runtime_env"],
-            bootstrap=_int(merged["ratings"], "bootstrap"),
-            prior_draws=float(merged["ratings"]["prior_draws"]),
-            anchor=merged["ratings"]["anchor"],
-        )
+        if not isinstance(challengers, (list, tuple)):
+            raise TournamentError(f"challengers: expected a list of names, got {short_repr(challengers)}")
+        try:
+            ray_group, ratings = merged["ray"], merged["ratings"]
+            config = cls(
+                participants=participants,
+                name=as_str("name", merged["name"]),
+                rules=_rules_value(merged["rules"]),
+                players=as_int("players", merged["players"]),
+                format=as_str("format", merged["format"]),
+                challengers=tuple(as_str(f"challengers[{i}]", c) for i, c in enumerate(challengers)),
+                games_per_pairing=as_int("games_per_pairing", merged["games_per_pairing"]),
+                seed=as_int("seed", merged["seed"]),
+                workers=as_int("workers", merged["workers"]),
+                backend=as_str("backend", merged["backend"]),
+                chunk_size=None if merged["chunk_size"] is None else as_int("chunk_size", merged["chunk_size"]),
+                out=as_str("out", merged["out"]),
+                ray_address=None if ray_group["address"] is None else as_str("ray.address", ray_group["address"]),
+                ray_runtime_env=ray_group["runtime_env"],
+                bootstrap=as_int("ratings.bootstrap", ratings["bootstrap"]),
+                prior_draws=as_float("ratings.prior_draws", ratings["prior_draws"]),
+                anchor=None if ratings["anchor"] is None else as_str("ratings.anchor", ratings["anchor"]),
+                move_time_limit=None
+                if merged["move_time_limit"] is None
+                else as_float("move_time_limit", merged["move_time_limit"]),
+            )
+        except FieldError as exc:
+            raise TournamentError(str(exc)) from exc
         config.check()
         return config
 
@@ -339,6 +376,10 @@ class TournamentConfig:
             raise TournamentError(f"backend must be one of {list(BACKENDS)}, got {self.backend!r}")
         if self.chunk_size is not None and self.chunk_size < 1:
             raise TournamentError(f"chunk_size must be >= 1 or null, got {self.chunk_size}")
+        if self.move_time_limit is not None and not self.move_time_limit > 0:
+            raise TournamentError(f"move_time_limit must be > 0 seconds or null, got {self.move_time_limit}")
+        if not self.out:
+            raise TournamentError("out must name a folder")
         if self.bootstrap < 0:
             raise TournamentError(f"ratings.bootstrap must be >= 0, got {self.bootstrap}")
         if not self.prior_draws > 0:
@@ -366,6 +407,7 @@ class TournamentConfig:
             "workers": self.workers,
             "backend": self.backend,
             "chunk_size": self.chunk_size,
+            "move_time_limit": self.move_time_limit,
             "out": self.out,
             "ray": {"address": self.ray_address, "runtime_env": self.ray_runtime_env},
             "ratings": {"bootstrap": self.bootstrap, "prior_draws": self.prior_draws, "anchor": self.anchor},
@@ -382,11 +424,10 @@ class TournamentConfig:
         }
 
 
-def _int(data: Mapping[str, Any], key: str) -> int:
-    value = data[key]
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TournamentError(f"{key}: expected an integer, got {value!r}")
-    return value
+def _rules_value(value: Any) -> Any:
+    if isinstance(value, (str, Mapping)) and value:
+        return value
+    raise TournamentError(f"rules: expected a preset name, a YAML path or a mapping, got {short_repr(value)}")
 
 
 def _deep_merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
@@ -405,9 +446,9 @@ def apply_override(data: dict[str, Any], assignment: str) -> None:
     if not sep or not key.strip():
         raise TournamentError(f"--set: expected key=value, got {assignment!r}")
     try:
-        value = yaml.safe_load(text) if text.strip() else None
-    except yaml.YAMLError as exc:
-        raise TournamentError(f"--set {key}: the value is not valid YAML: {exc}") from exc
+        value = load_yaml(text, f"--set {short_repr(key)}") if text.strip() else None
+    except YamlInputError as exc:
+        raise TournamentError(str(exc)) from exc
     parts = key.strip().split(".")
     node: Any = data
     for i, part in enumerate(parts):
@@ -436,9 +477,9 @@ def load_config(path: str | Path, overrides: Sequence[str] = ()) -> TournamentCo
     if not path.is_file():
         raise TournamentError(f"config file {str(path)!r} does not exist")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise TournamentError(f"{path}: not valid YAML: {exc}") from exc
+        data = load_yaml(read_text_file(path, "tournament config"), str(path)) or {}
+    except YamlInputError as exc:
+        raise TournamentError(str(exc)) from exc
     if not isinstance(data, dict):
         raise TournamentError(f"{path}: expected a mapping at the top level")
     for assignment in overrides:
@@ -525,6 +566,7 @@ class _Task:
     num_players: int
     tournament_seed: int
     jobs: tuple[GameJob, ...]
+    move_time_limit: float | None = None
 
 
 @dataclass
@@ -538,15 +580,10 @@ class GameOutput:
     seconds: float
 
 
-def play_job(job: GameJob, rules: Rules, num_players: int, tournament_seed: int) -> GameOutput:
-    """Play one game; an agent fault becomes a forfeit entry, not an exception."""
+def _job_meta(job: GameJob, num_players: int, tournament_seed: int) -> dict[str, Any]:
     pairing = job.pairing
     seating = seatings(num_players)[job.seating]
-    dseed = deal_seed(pairing.seed, job.deal)
-    who = [pairing.a if s == "A" else pairing.b for s in seating]
-    names = [p.name for p in who]
-    a_seats = [s for s, w in enumerate(seating) if w == "A"]
-    meta = {
+    return {
         "tournament": {
             "seed": tournament_seed,
             "a": pairing.a.name,
@@ -556,16 +593,115 @@ def play_job(job: GameJob, rules: Rules, num_players: int, tournament_seed: int)
             "pairing_seed": pairing.seed,
             "deal": job.deal,
             "seating": job.seating,
-            "a_seats": a_seats,
+            "a_seats": [s for s, w in enumerate(seating) if w == "A"],
         }
     }
+
+
+def _seat_names(job: GameJob, num_players: int) -> list[str]:
+    return [job.pairing.a.name if s == "A" else job.pairing.b.name for s in seatings(num_players)[job.seating]]
+
+
+def forfeit_output(
+    job: GameJob, rules: Rules, num_players: int, tournament_seed: int, fault: AgentFault, seconds: float
+) -> GameOutput:
+    """The forfeit entry of a game an agent lost by ``fault`` (its seat's participant loses)."""
+    names = _seat_names(job, num_players)
+    meta = _job_meta(job, num_players, tournament_seed)
+    meta["forfeit"] = {
+        "participant": names[fault.seat],
+        "kind": fault.kind,
+        "seat": fault.seat,
+        "side": fault.side,
+        "action": fault.action,
+        "step": fault.step,
+        "turn": fault.turn,
+        "phase": fault.phase,
+        "message": str(fault),
+        "cause": fault.cause,
+        "traceback": fault.cause_traceback,
+    }
+    entry = {
+        "rules": rules.to_dict(),
+        "num_players": num_players,
+        "deal_seed": deal_seed(job.pairing.seed, job.deal),
+        "agents": names,
+        "meta": meta,
+    }
+    return GameOutput(job.key, True, entry, seconds)
+
+
+#: a pool worker's shared status: [seat in agent code (-1: none), time.time() it entered, actions played so far]
+_STATUS_SEAT, _STATUS_SINCE, _STATUS_STEP = 0, 1, 2
+
+
+class _Watched:
+    """An agent whose every call is marked in the worker's shared status, so
+    that when the process dies (or hangs) the parent knows whose code it was
+    in, since when, and at which action."""
+
+    def __init__(self, agent: Any, seat: int, status: Any, steps: list[int]) -> None:
+        self.agent = agent
+        self.seat = seat
+        self.status = status
+        self.steps = steps
+
+    def _enter(self) -> None:
+        self.status[_STATUS_STEP] = self.steps[0]
+        self.status[_STATUS_SINCE] = time.time()
+        self.status[_STATUS_SEAT] = self.seat
+
+    def _leave(self) -> None:
+        self.status[_STATUS_SEAT] = -1
+        self.status[_STATUS_SINCE] = 0.0
+
+    def reset(self, seat: int, rules: Any, num_players: int) -> None:
+        self._enter()
+        try:
+            self.agent.reset(seat, rules, num_players)
+        finally:
+            self._leave()
+
+    def act(self, observation: Any, view: Any) -> int:
+        self._enter()
+        try:
+            return self.agent.act(observation, view)
+        finally:
+            self._leave()
+            self.steps[0] += 1
+
+
+def play_job(
+    job: GameJob,
+    rules: Rules,
+    num_players: int,
+    tournament_seed: int,
+    move_time_limit: float | None = None,
+    status: Any = None,
+) -> GameOutput:
+    """Play one game; an agent fault becomes a forfeit entry, not an exception.
+    ``status`` (a pool worker's shared array) is kept up to date with the seat
+    whose code runs."""
+    pairing = job.pairing
+    dseed = deal_seed(pairing.seed, job.deal)
+    who = [pairing.a if s == "A" else pairing.b for s in seatings(num_players)[job.seating]]
+    names = [p.name for p in who]
+    meta = _job_meta(job, num_players, tournament_seed)
     start = time.perf_counter()
+    steps = [0]
     try:
         agents = []
         for seat, p in enumerate(who):
+            watched = _Watched(None, seat, status, steps) if status is not None else None
             try:
-                agents.append(p.spec().build(agent_seed(pairing.seed, job.deal, seat)))
-            except Exception as exc:
+                if watched is not None:
+                    watched._enter()  # building runs the participant's code too
+                agent = p.spec().build(agent_seed(pairing.seed, job.deal, seat))
+                if watched is not None:
+                    watched.agent = agent
+                    agent = watched
+                agents.append(agent)
+            except (Exception, SystemExit) as exc:
                 raise AgentFault(
                     f"agent {p.name!r} in seat {seat} could not be built for deal {dseed}: {type(exc).__name__}: {exc}",
                     kind="exception",
@@ -578,36 +714,23 @@ def play_job(job: GameJob, rules: Rules, num_players: int, tournament_seed: int)
                     deal_seed=dseed,
                     cause=f"{type(exc).__name__}: {exc}",
                 ) from exc
-        result = play_game(agents, rules, num_players, dseed, agent_names=names, meta=meta)
+            finally:
+                if watched is not None:
+                    watched._leave()
+        result = play_game(
+            agents, rules, num_players, dseed, agent_names=names, meta=meta, move_time_limit=move_time_limit
+        )
         assert result.record is not None
         return GameOutput(job.key, False, result.record, time.perf_counter() - start)
     except AgentFault as fault:
-        meta["forfeit"] = {
-            "participant": names[fault.seat],
-            "kind": fault.kind,
-            "seat": fault.seat,
-            "side": fault.side,
-            "action": fault.action,
-            "step": fault.step,
-            "turn": fault.turn,
-            "phase": fault.phase,
-            "message": str(fault),
-            "cause": fault.cause,
-            "traceback": fault.cause_traceback,
-        }
-        entry = {
-            "rules": rules.to_dict(),
-            "num_players": num_players,
-            "deal_seed": dseed,
-            "agents": names,
-            "meta": meta,
-        }
-        return GameOutput(job.key, True, entry, time.perf_counter() - start)
+        return forfeit_output(job, rules, num_players, tournament_seed, fault, time.perf_counter() - start)
 
 
 def run_task(task: _Task) -> list[GameOutput]:
-    """Worker entry point (every back end): a chunk of games, in order."""
-    return [play_job(job, task.rules, task.num_players, task.tournament_seed) for job in task.jobs]
+    """Worker entry point (in-process and ray back ends): a chunk of games, in order."""
+    return [
+        play_job(job, task.rules, task.num_players, task.tournament_seed, task.move_time_limit) for job in task.jobs
+    ]
 
 
 # ---------------------------------------------------------------------- back ends
@@ -616,20 +739,139 @@ def _iter_inprocess(tasks: Sequence[_Task]) -> Iterator[list[GameOutput]]:
         yield run_task(task)
 
 
-def _iter_pool(tasks: Sequence[_Task], workers: int) -> Iterator[list[GameOutput]]:
-    """A local process pool. multiprocessing.Pool rather than
-    concurrent.futures: its ``terminate()`` stops the workers at once when
-    the run is interrupted (only this process writes, so nothing is lost
-    that is not replayed on resume)."""
-    # spawn, as in training.evaluate: no fork of a process holding threads (tqdm's monitor)
+def _pool_worker(conn: Any, status: Any) -> None:
+    """A pool worker process: takes a task, sends each game as it finishes, then "done"."""
     from training.evaluate import one_thread_per_worker
 
-    pool = multiprocessing.get_context("spawn").Pool(workers, initializer=one_thread_per_worker)
+    one_thread_per_worker()
+    while True:
+        task = conn.recv()
+        if task is None:
+            return
+        for index, job in enumerate(task.jobs):
+            output = play_job(job, task.rules, task.num_players, task.tournament_seed, task.move_time_limit, status)
+            conn.send(("game", index, output))
+        conn.send(("done", len(task.jobs), None))
+
+
+#: a hung agent is stopped this long after its move time limit (the limit itself is checked in the worker)
+HANG_GRACE_SECONDS = 2.0
+
+
+class _Worker:
+    """One pool process, its pipe and shared status, and the task it is on."""
+
+    def __init__(self, ctx: Any) -> None:
+        self.status = ctx.Array("d", [-1.0, 0.0, 0.0], lock=False)
+        self.conn, child = ctx.Pipe()
+        self.process = ctx.Process(target=_pool_worker, args=(child, self.status), daemon=True)
+        self.process.start()
+        child.close()
+        self.task: _Task | None = None
+        self.next_game = 0
+        self.killed_for_hang = False
+
+    def give(self, task: _Task) -> None:
+        self.task, self.next_game, self.killed_for_hang = task, 0, False
+        self.status[_STATUS_SEAT], self.status[_STATUS_SINCE] = -1, 0.0
+        self.conn.send(task)
+
+    def stop(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join(5)
+        self.conn.close()
+
+
+def _death_output(worker: _Worker, exitcode: int | None) -> tuple[GameOutput, _Task | None]:
+    """The forfeit of the game a dead worker was playing, and the rest of its task.
+    A death outside any agent's code is not an agent's fault: it stops the run."""
+    task = worker.task
+    assert task is not None
+    job = task.jobs[worker.next_game]
+    seat = int(worker.status[_STATUS_SEAT])
+    step = int(worker.status[_STATUS_STEP])
+    if seat < 0:
+        raise TournamentError(
+            f"a pool worker process died (exit code {exitcode}) outside any agent's code while playing game {job.key} "
+            "(its traceback, if any, is above); run the same command again to resume"
+        )
+    names = _seat_names(job, task.num_players)
+    if worker.killed_for_hang:
+        kind, what = "timeout", f"did not answer within {task.move_time_limit:g} s; its process was stopped"
+    else:
+        kind, what = "crash", f"ended its worker process (exit code {exitcode})"
+    fault = AgentFault(
+        f"agent {names[seat]!r} in seat {seat} {what} at action {step} of deal {deal_seed(job.pairing.seed, job.deal)}",
+        kind=kind,
+        agent=names[seat],
+        seat=seat,
+        side=seat % 2,
+        step=step,
+        turn=-1,
+        phase="unknown",
+        deal_seed=deal_seed(job.pairing.seed, job.deal),
+        cause=f"process exit code {exitcode}",
+    )
+    rest = task.jobs[worker.next_game + 1 :]
+    remaining = dataclasses.replace(task, jobs=rest) if rest else None
+    return forfeit_output(job, task.rules, task.num_players, task.tournament_seed, fault, 0.0), remaining
+
+
+def _iter_pool(tasks: Sequence[_Task], workers: int) -> Iterator[list[GameOutput]]:
+    """A local pool of spawned processes (no fork of a process holding threads),
+    each game sent back as it finishes. Not multiprocessing.Pool: its tasks
+    hang for ever when a worker dies. Here a worker that dies (``os._exit``,
+    a crash) or hangs past the move time limit costs its agent a forfeit of
+    the game in flight, is replaced, and the rest of its task goes on."""
+    ctx = multiprocessing.get_context("spawn")
+    queue = list(reversed(tasks))
+    pool = [_Worker(ctx) for _ in range(max(1, min(workers, len(tasks))))]
     try:
-        yield from pool.imap_unordered(run_task, tasks, chunksize=1)
+        while queue or any(w.task is not None for w in pool):
+            for k, worker in enumerate(pool):
+                if worker.task is None and queue:
+                    if not worker.process.is_alive():  # died between tasks: nobody's game was in flight
+                        worker.stop()
+                        pool[k] = worker = _Worker(ctx)
+                    worker.give(queue.pop())
+            busy = [w for w in pool if w.task is not None]
+            ready = set(mp_connection.wait([w.conn for w in busy] + [w.process.sentinel for w in busy], timeout=0.5))
+            for k, worker in enumerate(pool):
+                if worker.task is None:
+                    continue
+                if worker.conn in ready or worker.process.sentinel in ready:
+                    try:
+                        while worker.conn.poll():
+                            kind, index, output = worker.conn.recv()
+                            if kind == "game":
+                                worker.next_game = index + 1
+                                yield [output]
+                            else:
+                                worker.task = None
+                                break
+                        if worker.task is None or worker.process.is_alive():
+                            continue
+                    except (EOFError, OSError):
+                        pass
+                    worker.process.join(1)
+                    if worker.process.is_alive():
+                        continue
+                    output, rest = _death_output(worker, worker.process.exitcode)
+                    worker.stop()
+                    if rest is not None:
+                        queue.append(rest)
+                    pool[k] = _Worker(ctx)
+                    yield [output]
+                    continue
+                limit = worker.task.move_time_limit
+                since = worker.status[_STATUS_SINCE]
+                if limit is not None and since > 0 and time.time() - since > limit + HANG_GRACE_SECONDS:
+                    worker.killed_for_hang = True
+                    worker.process.kill()
     finally:
-        pool.terminate()
-        pool.join()
+        for worker in pool:
+            worker.stop()
 
 
 def _iter_ray(
@@ -708,25 +950,52 @@ def _read_journal(path: Path, is_record: bool) -> list[dict[str, Any]]:
     return entries
 
 
+def _has_games(out: Path) -> bool:
+    """Whether the folder's journals hold any game (an empty journal, left by a
+    run that failed before its first game, holds none and blocks nothing)."""
+    return any((out / name).is_file() and (out / name).stat().st_size > 0 for name in (RECORDS, FORFEITS))
+
+
 def _prepare_folder(config: TournamentConfig, out: Path, fresh: bool) -> None:
-    """Create the run folder; refuse to mix games of a different tournament."""
-    out.mkdir(parents=True, exist_ok=True)
+    """Refuse to mix games of a different tournament (the caller holds the folder's lock); writes nothing."""
     if fresh:
         for name in RUN_FILES:
             (out / name).unlink(missing_ok=True)
     stored_path = out / "config.yaml"
-    if stored_path.exists() and ((out / RECORDS).exists() or (out / FORFEITS).exists()):
+    if stored_path.exists() and _has_games(out):
         try:
-            stored = TournamentConfig.from_dict(yaml.safe_load(stored_path.read_text(encoding="utf-8")))
+            stored = TournamentConfig.from_dict(load_yaml(stored_path.read_text(encoding="utf-8"), str(stored_path)))
             same = stored.game_fingerprint() == config.game_fingerprint()
-        except (TournamentError, yaml.YAMLError, ImportError, AttributeError):
+        except (TournamentError, YamlInputError, UnicodeDecodeError, ImportError, AttributeError):
             same = False
         if not same:
             raise TournamentError(
                 f"{out} holds games of a different tournament (rules, players, seed or participants differ "
                 f"from {stored_path}); choose another 'out' or pass --fresh to delete them"
             )
-    stored_path.write_text(yaml.safe_dump(config.to_dict(), sort_keys=False, allow_unicode=True), encoding="utf-8")
+
+
+def _check_entry(
+    entry: Mapping[str, Any], config: TournamentConfig, pairings: Mapping[Any, Pairing], where: str
+) -> None:
+    """A journal's game must be one this run schedules, with this run's seeds and
+    agents: games of another run (another seed, say) are never published as ours."""
+    t = entry["meta"]["tournament"]
+    pairing = pairings[(t["a"], t["b"])]
+    expected = {
+        "seed": config.seed,
+        "pairing_seed": pairing.seed,
+        "a_agent": pairing.a.label,
+        "b_agent": pairing.b.label,
+    }
+    for key, value in expected.items():
+        if t.get(key) != value:
+            raise TournamentError(
+                f"{where}: game {_entry_key(entry)} has {key} {short_repr(t.get(key))}, but this run has "
+                f"{short_repr(value)}: the folder holds games of another run; choose another 'out' or pass --fresh"
+            )
+    if entry.get("deal_seed") != deal_seed(pairing.seed, int(t["deal"])):
+        raise TournamentError(f"{where}: game {_entry_key(entry)} was not dealt from this run's seeds")
 
 
 def _rewrite_sorted(path: Path, entries: Sequence[Mapping[str, Any]], order: Mapping[Any, int]) -> None:
@@ -997,9 +1266,7 @@ def pair_stats(rows: Sequence[GameRow], row: str, col: str) -> PairStats:
         if r.forfeit:
             forfeits[r.forfeit] += 1
     games = [g for d in by_deal.values() for g in d]
-    win_rate, win_ci = mean_ci([sum(p for p, _ in d) / len(d) for d in by_deal.values()])
-    if not math.isnan(win_ci[0]):
-        win_ci = (max(0.0, win_ci[0]), min(1.0, win_ci[1]))
+    win_rate, win_ci = rate_ci([sum(p for p, _ in d) / len(d) for d in by_deal.values()])
     mean_diff, diff_ci = mean_ci([sum(x for _, x in d) / len(d) for d in by_deal.values()])
     return PairStats(
         row=row,
@@ -1315,30 +1582,60 @@ def run_tournament(
     is tested. Raises :class:`TournamentError` before any game when a
     participant cannot be built or the folder holds another tournament."""
     config.check()
-    check_participants(config.participants)
     out = Path(config.out)
+    if out.exists() and not out.is_dir():
+        raise TournamentError(f"out {str(out)!r} is a file, not a folder; name a folder for the run")
+    if config.backend == "ray":
+        try:
+            import ray  # noqa: F401
+        except ImportError as exc:
+            raise TournamentError('backend ray needs the ray extra: pip install -e ".[ray]"') from exc
+    check_participants(config.participants)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        lock = folder_lock(out, "the tournament folder")
+    except (OSError, LockedError) as exc:
+        raise TournamentError(str(exc)) from exc
+    try:
+        return _run_locked(config, out, progress=progress, max_games=max_games, fresh=fresh)
+    finally:
+        lock.release()
+
+
+def _run_locked(
+    config: TournamentConfig, out: Path, *, progress: bool, max_games: int | None, fresh: bool
+) -> TournamentResult:
+    """:func:`run_tournament` once it holds the folder's lock."""
     _prepare_folder(config, out, fresh)
     rules = load_rules(config.rules)
     pairings = make_pairings(config)
     jobs = schedule(config, pairings)
     order = {job.key: k for k, job in enumerate(jobs)}
     pairing_of = {(p.a.name, p.b.name): p.index for p in pairings}
+    by_names = {(p.a.name, p.b.name): p for p in pairings}
 
     records = _read_journal(out / RECORDS, is_record=True)
     forfeit_entries = _read_journal(out / FORFEITS, is_record=False)
     done: dict[tuple[str, str, int, int], dict[str, Any]] = {}
-    for entry in [*records, *forfeit_entries]:
-        key = _entry_key(entry)
-        if key not in order:
-            raise TournamentError(
-                f"{out} holds game {key} (A, B, deal, seating), which this config does not schedule "
-                "(fewer games per pairing, or another format?); choose another 'out' or pass --fresh"
-            )
-        done.setdefault(key, entry)
+    for name, entries in ((RECORDS, records), (FORFEITS, forfeit_entries)):
+        for entry in entries:
+            key = _entry_key(entry)
+            if key not in order:
+                raise TournamentError(
+                    f"{out} holds game {key} (A, B, deal, seating), which this config does not schedule "
+                    "(fewer games per pairing, or another format?); choose another 'out' or pass --fresh"
+                )
+            _check_entry(entry, config, by_names, str(out / name))
+            done.setdefault(key, entry)
+    # only now, with nothing refused, does the folder take this run's config
+    (out / "config.yaml").write_text(
+        yaml.safe_dump(config.to_dict(), sort_keys=False, allow_unicode=True), encoding="utf-8"
+    )
     pending = [job for job in jobs if job.key not in done]
     size = _chunk_size(config, len(pending))
     tasks = [
-        _Task(rules, config.players, config.seed, tuple(pending[i : i + size])) for i in range(0, len(pending), size)
+        _Task(rules, config.players, config.seed, tuple(pending[i : i + size]), config.move_time_limit)
+        for i in range(0, len(pending), size)
     ]
     played = 0
     game_seconds: dict[tuple[str, str, int, int], float] = {}

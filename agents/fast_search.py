@@ -1,0 +1,569 @@
+"""ISMCTS on the compiled core: the same search as :mod:`agents.search`, on
+:class:`burako_env.fast.FastGame` flat states, with a compiled rollout policy
+and a compiled leaf evaluation.
+
+Why it is fast: a simulation copies one int32 vector (the determinization),
+steps it with the numba kernels, and plays its rollout and scores its leaf
+inside single numba calls; only the tree (a few nodes a simulation) is
+Python. Today's ISMCTS clones and steps the readable engine and asks the
+Planner (Python) for every rollout move.
+
+The pieces, each usable alone:
+
+* :func:`evaluate_sides` — ``agents.heuristic.evaluate_sides`` compiled
+  (same formula, same numbers: ``tests/test_search_fast.py`` compares them);
+* :func:`policy_scores` — a cheap compiled rollout policy ("greedy"):
+  additions first (natural before wild), then new melds (natural before
+  wild), then the discard least useful to the hand (no pair, no run
+  neighbours, no set partners) that does not extend an opponent's meld;
+  takes the pile when its top melds at once; keeps the privilege tile;
+* :func:`rollout_values` — play that policy for ``depth`` turns from a flat
+  state and return each side's value (its evaluation minus the mean of the
+  others', over ``value_scale``, clipped to ±3; a finished hand counts its
+  real scores), as ``agents.search`` does;
+* :class:`FastISMCTSAgent` — the agent: paired root rounds (each
+  determinization plays every root candidate), UCB with availability counts
+  below the root, the seat's ``tree_actions`` best moves by the compiled
+  policy, one move (the policy's) for the other seats.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+from typing import Any
+
+import numba
+import numpy as np
+
+from agents.base import SeatView
+from agents.heuristic import NEIGHBOURS_1, NEIGHBOURS_2, SAME_NUMBER, PlannerPolicy, meld_progress, rule_facts
+from burako_env import fast as F
+from burako_env.engine import GameState
+from burako_env.fast import FastGame, FastTables, determinize_state, fast_tables, meld_universe
+from burako_env.rules import Rules
+from burako_env.tiles import IS_WILD
+
+_jit = functools.partial(numba.njit, cache=True, nogil=True)
+NEG = -1e18
+
+#: indices of the evaluation tables (the ``E`` tuple handed to the kernels)
+E_WORTH, E_FIT, E_WILD, E_NEIGH1, E_NEIGH2, E_SAME, E_SCALARS = range(7)
+#: E_SCALARS: initial stock size, muerto penalty, closing bonus
+S_INITIAL_STOCK, S_MUERTO_PENALTY, S_CLOSING_BONUS = range(3)
+
+
+def _padded(rows: tuple[tuple[int, ...], ...]) -> np.ndarray:
+    out = np.full((len(rows), max(len(r) for r in rows)), -1, dtype=np.int64)
+    for k, row in enumerate(rows):
+        out[k, : len(row)] = row
+    return out
+
+
+@functools.lru_cache(maxsize=16)
+def eval_tables(rules: Rules, num_players: int) -> tuple[np.ndarray, ...]:
+    """Per-rules tables of the compiled evaluation and policy: each meld's
+    worth (value + canasta progress, ``heuristic.meld_progress``), which
+    kinds extend it naturally (an outcome keeps its wild), the wild kinds,
+    run neighbours and set partners of each kind, and three scalars."""
+    universe, _ = meld_universe()
+    facts = rule_facts(rules)
+    tables = fast_tables(rules, num_players)
+    meld_value, outc, n_outc = tables.kernel_args[5], tables.kernel_args[3], tables.kernel_args[4]
+    worth = np.array([meld_progress(m, facts) for m in universe], dtype=np.float64) + meld_value
+    wild_kind = np.array([m.wild_kind for m in universe], dtype=np.int64)
+    valid = np.arange(outc.shape[2])[None, None, :] < n_outc[:, :, None]
+    keeps_wild = wild_kind[np.clip(outc, 0, None)] == wild_kind[:, None, None]
+    fit = (valid & keeps_wild).any(axis=2).astype(np.uint8)
+    scalars = np.array(
+        [max(1, rules.stock_size(num_players)), rules.muerto_penalty, rules.closing_bonus], dtype=np.float64
+    )
+    out = (
+        worth,
+        fit,
+        np.array(IS_WILD, dtype=np.uint8),
+        _padded(NEIGHBOURS_1),
+        _padded(NEIGHBOURS_2),
+        _padded(tuple(s if s else (-1,) for s in SAME_NUMBER)),
+        scalars,
+    )
+    for arr in out:
+        arr.flags.writeable = False
+    return out
+
+
+# ----------------------------------------------------------------------------- kernels
+@_jit
+def evaluate_sides(st, T, E, out):
+    """agents.heuristic.evaluate_sides on a flat state, into ``out`` (float64, sides)."""
+    rv, values = T[0], T[1]
+    worth, fit, wild, scalars = E[0], E[1], E[2], E[6]
+    n = rv[F.RV_PLAYERS]
+    sides = rv[F.RV_SIDES]
+    if st[F.PHASE] == F.P_HAND_OVER:
+        for s in range(sides):
+            out[s] = F.side_total(st, s) if st[F.HAS_SCORES] else 0.0
+        return
+    left = min(1.0, st[F.STOCK_LEN] / scalars[0])
+    hand_cost = 0.35 + 0.65 * (1.0 - left)
+    wild_asset = 25.0 * left
+    fits = np.zeros(F.NK, dtype=np.uint8)
+    for s in range(sides):
+        total = 0.0
+        fits[:] = 0
+        for j in range(st[F.N_MELDS + s]):
+            m = st[F.MELDS + s * F.SLOTS + j]
+            total += worth[m]
+            for k in range(F.NK):
+                if fit[m, k]:
+                    fits[k] = 1
+        smallest = 99
+        for q in range(n):
+            if q % sides != s:
+                continue
+            hb = F.HANDS + q * F.NK
+            for k in range(F.NK):
+                c = st[hb + k]
+                if c == 0:
+                    continue
+                if wild[k]:
+                    total += c * (wild_asset - hand_cost * values[k])
+                elif fits[k]:
+                    total += c * 0.3 * values[k]
+                else:
+                    total -= c * hand_cost * values[k]
+            smallest = min(smallest, st[F.HAND_SIZE + q])
+        if not st[F.MUERTO_TAKEN + s]:
+            total -= scalars[1] * min(1.0, 0.4 + smallest / 15.0)
+        elif st[F.CLOSE_READY + s]:
+            total += scalars[2] * max(0.0, 0.6 - smallest / 15.0)
+        out[s] = total
+
+
+@_jit
+def _keep_value(st, p, k, E):
+    """How much the hand of ``p`` wants to keep one tile of kind ``k``."""
+    wild, n1, n2, same = E[2], E[3], E[4], E[5]
+    if wild[k]:
+        return 50.0
+    hb = F.HANDS + p * F.NK
+    keep = 6.0 if st[hb + k] >= 2 else 0.0
+    for i in range(n1.shape[1]):
+        q = n1[k, i]
+        if q >= 0 and st[hb + q] > 0:
+            keep += 4.0
+    for i in range(n2.shape[1]):
+        q = n2[k, i]
+        if q >= 0 and st[hb + q] > 0:
+            keep += 2.0
+    for i in range(same.shape[1]):
+        q = same[k, i]
+        if q >= 0 and st[hb + q] > 0:
+            keep += 2.0
+    return keep
+
+
+@_jit
+def _pile_melds(st, p, T):
+    """Whether the pile's top tile melds at once after taking the pile: it is
+    wild, it extends one of the side's melds, or it completes a new meld
+    with the hand and the pile."""
+    rv, n_outc, allowed, pkinds, pneeds, pwk_start, pwk_list = T[0], T[4], T[9], T[10], T[11], T[12], T[13]
+    if st[F.PILE_LEN] == 0:
+        return False
+    top = st[F.PILE + st[F.PILE_LEN] - 1]
+    side = p % rv[F.RV_SIDES]
+    for j in range(st[F.N_MELDS + side]):
+        if n_outc[st[F.MELDS + side * F.SLOTS + j], top] > 0:
+            return True
+    hb = F.HANDS + p * F.NK
+    for i in range(pwk_start[top], pwk_start[top + 1]):
+        pattern = pwk_list[i]
+        if not allowed[pattern]:
+            continue
+        ok = True
+        for j in range(3):
+            k = pkinds[pattern, j]
+            if k < F.NK and st[hb + k] + st[F.PILE_COUNTS + k] < pneeds[pattern, j]:
+                ok = False
+        if ok:
+            return True
+    return False
+
+
+@_jit
+def _action_score(st, T, E, a, phase, p):
+    """The compiled rollout policy's score of the legal action ``a`` (module docstring)."""
+    rv, values, n_outc, pkinds, pneeds = T[0], T[1], T[4], T[10], T[11]
+    fit, wild = E[1], E[2]
+    if phase == F.P_DRAW:
+        if a == F.TAKE_PILE:
+            return 1.0 if _pile_melds(st, p, T) else -1.0
+        return 0.0
+    if phase == F.P_PRIVILEGE:
+        return 1.0 if a == F.KEEP else 0.0
+    if phase == F.P_CHOOSE_END:
+        return -float(a - F.CHOOSE_BASE)
+    if a < F.MELD_BASE:  # discard: the least useful tile, not feeding
+        k = a - F.DISCARD_BASE
+        cost = _keep_value(st, p, k, E) - 0.1 * values[k]
+        sides = rv[F.RV_SIDES]
+        for s in range(sides):
+            if s == p % sides:
+                continue
+            for j in range(st[F.N_MELDS + s]):
+                if fit[st[F.MELDS + s * F.SLOTS + j], k]:
+                    cost += 15.0
+                    break
+        return -100.0 - cost
+    if a < F.ADD_BASE:  # a new meld: natural first, the most valuable
+        pattern = a - F.MELD_BASE
+        naturals = 0
+        for j in range(3):
+            k = pkinds[pattern, j]
+            if k < F.NK and not wild[k]:
+                naturals += pneeds[pattern, j]
+        return 100.0 + 20.0 * naturals + 0.01 * values[pkinds[pattern, 0]]
+    rel = a - F.ADD_BASE  # an addition: natural first
+    slot = rel // F.NK
+    k = rel - slot * F.NK
+    meld = st[F.MELDS + (p % rv[F.RV_SIDES]) * F.SLOTS + slot]
+    natural = fit[meld, k] != 0 and n_outc[meld, k] > 0 and not wild[k]
+    return (200.0 if natural else 90.0) + 0.001 * values[k]
+
+
+@_jit
+def _action_range(st, T):
+    """The span of action ids that can be legal in this phase (the mask is
+    zero elsewhere): the first phases' few actions, or discards, melds and
+    additions to the side's existing melds."""
+    if st[F.PHASE] != F.P_PLAY:
+        return 0, F.DISCARD_BASE
+    side = st[F.CURRENT] % T[0][F.RV_SIDES]
+    return F.DISCARD_BASE, F.ADD_BASE + st[F.N_MELDS + side] * F.NK
+
+
+@_jit
+def policy_scores(st, T, E, mask, scores):
+    """The compiled rollout policy's score of every action (``NEG`` for an
+    illegal one); the policy plays the best (module docstring)."""
+    scores[:] = NEG
+    phase = st[F.PHASE]
+    p = st[F.CURRENT]
+    lo, hi = _action_range(st, T)
+    for a in range(lo, hi):
+        if mask[a]:
+            scores[a] = _action_score(st, T, E, a, phase, p)
+
+
+@_jit
+def best_actions(st, T, E, buf, mask, scores, k, out):
+    """The exact legal mask of ``st``, then up to ``k`` legal actions in the
+    policy's order (ties: the lower id) into ``out``; returns (legal count,
+    actions written). ``scores`` is scratch."""
+    F.legal_mask(st, T, buf, mask)
+    phase = st[F.PHASE]
+    p = st[F.CURRENT]
+    lo, hi = _action_range(st, T)
+    n_legal = 0
+    written = 0
+    for a in range(lo, hi):
+        if not mask[a]:
+            continue
+        n_legal += 1
+        score = _action_score(st, T, E, a, phase, p)
+        # insertion into the sorted top-k (scores[:k] holds their scores)
+        i = written
+        if i < k:
+            written += 1
+        elif score <= scores[k - 1]:
+            continue
+        else:
+            i = k - 1
+        while i > 0 and scores[i - 1] < score:
+            scores[i] = scores[i - 1]
+            out[i] = out[i - 1]
+            i -= 1
+        scores[i] = score
+        out[i] = a
+    return n_legal, written
+
+
+@_jit
+def rollout_values(st, T, E, buf, mask, scores, start_turn, depth, max_actions, value_scale, values):
+    """Play the compiled policy on ``st`` (in place) until ``depth`` turns
+    after ``start_turn`` have ended, the hand is over or ``max_actions``
+    were played; then each side's value into ``values`` (module docstring)."""
+    one = np.empty(1, dtype=np.int64)
+    for _ in range(max_actions):
+        if st[F.PHASE] == F.P_HAND_OVER or st[F.TURN] - start_turn >= depth:
+            break
+        _, written = best_actions(st, T, E, buf, mask, scores, 1, one)
+        if written == 0:  # defensive: never expected (E3)
+            break
+        F.apply_unchecked(st, one[0], T)
+    sides = T[0][F.RV_SIDES]
+    est = np.empty(sides, dtype=np.float64)
+    evaluate_sides(st, T, E, est)
+    total = est.sum()
+    for s in range(sides):
+        v = (est[s] - (total - est[s]) / (sides - 1)) / value_scale
+        values[s] = max(-3.0, min(3.0, v))
+
+
+# ----------------------------------------------------------------------------- the agent
+class _Node:
+    """A tree node: statistics of the action that leads to it."""
+
+    __slots__ = ("available", "children", "side", "total", "visits")
+
+    def __init__(self, side: int = -1) -> None:
+        self.side = side  # the side that chose the action into this node
+        self.visits = 0
+        self.total = 0.0
+        self.available = 0
+        self.children: dict[int, _Node] = {}
+
+
+class _Workspace:
+    """Preallocated arrays of one (rules, player count): the simulation's
+    state, the look-ahead's scratch rows, mask, scores, the value vector."""
+
+    def __init__(self, tables: FastTables) -> None:
+        self.tables = tables
+        self.args = tables.kernel_args
+        self.evals = eval_tables(tables.rules, tables.num_players)
+        self.st = np.zeros(F.STATE_SIZE, dtype=np.int32)
+        self.buf = np.zeros((F.SCRATCH_DEPTH, F.SCRATCH_WIDTH), dtype=np.int32)
+        self.mask = np.zeros(F.NUM_ACTIONS, dtype=np.int8)
+        self.scores = np.zeros(F.NUM_ACTIONS, dtype=np.float64)
+        self.out = np.zeros(max(8, F.NUM_ACTIONS), dtype=np.int64)
+        self.values = np.zeros(tables.num_sides, dtype=np.float64)
+        self.side_of = tuple(p % tables.num_sides for p in range(tables.num_players))
+
+
+class FastISMCTSAgent:
+    """Single-observer ISMCTS on the compiled core (module docstring).
+
+    Budget: ``simulations`` per decision (whole rounds, one simulation per
+    root candidate each, at least one round), or, when ``time_per_move`` is
+    given, as many rounds as fit in that many seconds (at least one;
+    ``simulations`` is then ignored). The other options mean what they mean
+    in :class:`agents.search.ISMCTSAgent`, whose defaults they keep.
+    """
+
+    name = "fast_ismcts"
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        simulations: int = 64,
+        time_per_move: float | None = None,
+        exploration: float = 0.7,
+        depth: int = 4,
+        max_rollout_actions: int = 80,
+        root_actions: int = 6,
+        tree_actions: int = 3,
+        value_scale: float = 300.0,
+        margin: float = 10.0,
+    ) -> None:
+        if simulations < 1:
+            raise ValueError(f"simulations must be >= 1, got {simulations}")
+        if time_per_move is not None and time_per_move <= 0:
+            raise ValueError(f"time_per_move must be > 0 seconds, got {time_per_move}")
+        if depth < 1:
+            raise ValueError(f"depth must be >= 1, got {depth}")
+        self.rng = np.random.default_rng(seed)
+        self.simulations = simulations
+        self.time_per_move = time_per_move
+        self.exploration = exploration
+        self.depth = depth
+        self.max_rollout_actions = max_rollout_actions
+        self.root_actions = max(1, root_actions)
+        self.tree_actions = max(1, tree_actions)
+        self.value_scale = float(value_scale)
+        self.margin = margin
+        self.root_policy = PlannerPolicy()
+        self.seat = -1
+        self._work: _Workspace | None = None
+        #: statistics of the last search (for tests, tuning and the benchmark)
+        self.last_simulations = 0
+
+    def reset(self, seat: int, rules: Any = None, num_players: int = 2) -> None:
+        """Called at the start of each hand."""
+        self.seat = seat
+
+    def _workspace(self, state: GameState) -> _Workspace:
+        tables = fast_tables(state.rules, state.num_players)
+        if self._work is None or self._work.tables is not tables:
+            self._work = _Workspace(tables)
+        return self._work
+
+    # ----------------------------------------------------------------- decision
+    def act(self, observation: dict[str, np.ndarray], view: SeatView) -> int:
+        mask = observation.get("action_mask") if observation is not None else None
+        legal = np.flatnonzero(mask).tolist() if mask is not None else view.legal_actions()
+        if not legal:
+            raise ValueError("FastISMCTSAgent.act: no legal action in the mask")
+        start = time.perf_counter()
+        self.last_simulations = 0
+        self.seat = view.seat
+        if len(legal) == 1:
+            return int(legal[0])
+        public = view.public_state()
+        candidates = self.root_policy.ranked(public, legal)[: self.root_actions]
+        if len(candidates) == 1:
+            return int(candidates[0])
+        deadline = None if self.time_per_move is None else start + self.time_per_move
+        return self.search(FastGame.from_game_state(public), candidates, deadline)
+
+    def search(self, game: FastGame, candidates: list[int], deadline: float | None = None) -> int:
+        """Rounds of paired simulations from ``game`` (the seat's view; its
+        hidden parts are resampled every round) over the root ``candidates``
+        (legal actions of the seat, the preferred first); ``deadline`` (a
+        ``time.perf_counter`` value) replaces the simulation count."""
+        work = self._workspace_for(game)
+        root = _Node()
+        done = 0
+        rounds = 0
+        sample = np.empty_like(game.st)
+        while True:
+            if deadline is None:
+                if done + len(candidates) > max(self.simulations, len(candidates)):
+                    break
+            elif rounds >= 1 and time.perf_counter() >= deadline:
+                break
+            sample[:] = game.st
+            determinize_state(sample, self.seat, self.rng, work.args)
+            for action in candidates:
+                work.st[:] = sample
+                self._simulate(root, work, action)
+                done += 1
+                if deadline is not None and time.perf_counter() >= deadline:
+                    break
+            rounds += 1
+        self.last_simulations = done
+        return self._best(root, candidates)
+
+    def _workspace_for(self, game: FastGame) -> _Workspace:
+        if self._work is None or self._work.tables is not game.tables:
+            self._work = _Workspace(game.tables)
+        if self.seat < 0:
+            self.seat = game.current
+        return self._work
+
+    def _best(self, root: _Node, candidates: list[int]) -> int:
+        """The candidate with the best mean value; the heuristic's own choice
+        (the first candidate) unless another beats it by ``margin``."""
+        first = candidates[0]
+
+        def mean(a: int) -> float:
+            child = root.children.get(a)
+            return child.total / child.visits if child is not None and child.visits else -math.inf
+
+        best = max(candidates, key=mean)
+        if best != first and mean(best) - mean(first) < self.margin / self.value_scale:
+            return int(first)
+        return int(best)
+
+    # ----------------------------------------------------------------- one simulation
+    def _simulate(self, root: _Node, work: _Workspace, root_action: int) -> None:
+        """Play ``root_action`` on the determinization in ``work.st``,
+        descend by UCB with availability counts until a new node is expanded,
+        roll out, and back the values up."""
+        st, args = work.st, work.args
+        side_of = work.side_of
+        start_turn = int(st[F.TURN])
+        child = root.children.get(root_action)
+        if child is None:
+            child = root.children[root_action] = _Node(side_of[int(st[F.CURRENT])])
+        child.available += 1
+        F.apply_unchecked(st, root_action, args)
+        path = [child]
+        node = child
+        out = work.out
+        while st[F.PHASE] != F.P_HAND_OVER and st[F.TURN] - start_turn < self.depth:
+            current = int(st[F.CURRENT])
+            k = self.tree_actions if current == self.seat else 1
+            _, written = best_actions(st, args, work.evals, work.buf, work.mask, work.scores, k, out)
+            if written == 0:  # defensive: never expected (E3)
+                break
+            actions = out[:written].tolist()
+            for a in actions:
+                known = node.children.get(a)
+                if known is not None:
+                    known.available += 1
+            untried = [a for a in actions if a not in node.children]
+            if untried:
+                action = untried[0]
+                nxt = _Node(side_of[current])
+                nxt.available = 1
+                node.children[action] = nxt
+                F.apply_unchecked(st, action, args)
+                path.append(nxt)
+                break
+            action = self._select(node, actions)
+            F.apply_unchecked(st, action, args)
+            node = node.children[action]
+            path.append(node)
+        rollout_values(
+            st,
+            args,
+            work.evals,
+            work.buf,
+            work.mask,
+            work.scores,
+            start_turn,
+            self.depth,
+            self.max_rollout_actions,
+            self.value_scale,
+            work.values,
+        )
+        values = work.values
+        for n in path:
+            n.visits += 1
+            n.total += values[n.side]
+
+    def _select(self, node: _Node, actions: list[int]) -> int:
+        """UCB1 with availability counts (ISMCTS)."""
+        best, best_score = actions[0], -math.inf
+        c = self.exploration
+        for a in actions:
+            child = node.children[a]
+            mean = child.total / child.visits if child.visits else 0.0
+            score = mean + c * math.sqrt(math.log(max(child.available, 1)) / max(child.visits, 1))
+            if score > best_score:
+                best, best_score = a, score
+        return best
+
+
+def compile_kernels() -> float:
+    """Compile (or load from numba's disk cache) every kernel of this module by
+    searching a few positions; returns the seconds it took (scripts/install.sh)."""
+    start = time.perf_counter()
+    game = FastGame.new_game(np.random.default_rng(0))
+    agent = FastISMCTSAgent(seed=0, simulations=4, root_actions=2)
+    rng = np.random.default_rng(1)
+    while not game.hand_over and game.turn < 6:
+        legal = np.flatnonzero(game.legal_mask()).tolist()
+        agent.seat = game.current
+        game.apply(agent.search(game, legal[:2]) if len(legal) > 1 else legal[0])
+        if not game.hand_over:
+            game.apply(int(rng.choice(np.flatnonzero(game.legal_mask()))))
+    return time.perf_counter() - start
+
+
+__all__ = [
+    "FastISMCTSAgent",
+    "best_actions",
+    "compile_kernels",
+    "eval_tables",
+    "evaluate_sides",
+    "policy_scores",
+    "rollout_values",
+]
+
+
+if __name__ == "__main__":
+    print(f"agents.fast_search kernels ready in {compile_kernels():.1f} s")

@@ -1,0 +1,273 @@
+"""Neural ISMCTS: PUCT over determinizations, guided by a trained policy/value network.
+
+Each simulation resamples what the seat cannot see (``FastGame``'s
+determinization, E2), walks down one tree shared by every determinization
+(single-observer ISMCTS) and stops at the first position the tree has not
+evaluated yet; the network then gives that position's move prior (its
+policy head, masked to the legal moves of this determinization) and its
+value (the value head: the expected hand reward of the side to move, the
+reward the network was trained on). Selection is PUCT (AlphaZero's rule)::
+
+    Q(a) + c_puct * P(a) * sqrt(N) / (1 + n(a))
+
+with N the visits of the legal children, so an action another player
+cannot play in this determinization is simply not a candidate (ISMCTS
+availability). Values are kept per side: a node's statistics are for the
+side that moves there, so every player maximises its own side's value.
+
+Leaves are evaluated in batches (``leaf_batch`` descents, each on its own
+determinization, then one forward pass): a batch of 16 costs about as much
+as three single positions on a CPU. A *virtual loss* on the path of a
+pending descent steers the next descents of the same batch elsewhere.
+
+A finished hand is scored exactly as the network's training reward:
+``win_weight * sign(diff) + score_weight * diff / reward_scale``, with the
+weights read from the checkpoint's training config.
+
+Budget: ``simulations`` leaves per decision, or ``time_per_move`` seconds
+(measured from the call, at least one batch). The most visited root move is
+played. A forced move (one legal action) is returned at once.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+from typing import Any
+
+import numpy as np
+import torch
+
+from agents.base import SeatView
+from agents.policy import DEFAULT_CHECKPOINT, PolicyAgent
+from burako_env import fast as F
+from burako_env.fast import FastGame, determinize_state
+from training import checkpoint as ckpt
+
+#: the value a pending descent counts as, for each node on its path
+VIRTUAL_LOSS = 1.0
+
+
+@functools.lru_cache(maxsize=4)
+def _load_network(path: str) -> tuple[torch.nn.Module, dict[str, Any]]:
+    """The network (eval mode) and training config of a checkpoint, once per
+    process: evaluations and tournaments build an agent for every game."""
+    data = ckpt.load(path)
+    net, _ = ckpt.build_policy(data, source=path)
+    return net, dict(data.get("config") or {})
+
+
+class _Node:
+    """A decision point of the tree: per action, visits and the summed
+    value for the side that moves here; the network's logits once evaluated."""
+
+    __slots__ = ("children", "logits", "side", "total", "visits")
+
+    def __init__(self, side: int) -> None:
+        self.side = side
+        self.logits: np.ndarray | None = None
+        self.visits = np.zeros(F.NUM_ACTIONS, dtype=np.float32)
+        self.total = np.zeros(F.NUM_ACTIONS, dtype=np.float32)
+        self.children: dict[int, _Node] = {}
+
+
+class NeuralISMCTSAgent:
+    """PUCT ISMCTS with the network's prior and value (module docstring).
+
+    ``checkpoint``: a policy or training checkpoint (default: the shipped
+    bot, ``agents/checkpoints/burako_ppo.pt``), loaded through
+    :mod:`training.checkpoint` and checked against the table's layout at
+    ``reset`` as :class:`agents.policy.PolicyAgent` does.
+    """
+
+    name = "neural_ismcts"
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        checkpoint: str | None = None,
+        simulations: int = 256,
+        time_per_move: float | None = None,
+        c_puct: float = 1.5,
+        leaf_batch: int = 16,
+        torch_threads: int | None = 1,
+    ) -> None:
+        if simulations < 1:
+            raise ValueError(f"simulations must be >= 1, got {simulations}")
+        if time_per_move is not None and time_per_move <= 0:
+            raise ValueError(f"time_per_move must be > 0 seconds, got {time_per_move}")
+        if leaf_batch < 1:
+            raise ValueError(f"leaf_batch must be >= 1, got {leaf_batch}")
+        if c_puct <= 0:
+            raise ValueError(f"c_puct must be > 0, got {c_puct}")
+        path = str(checkpoint if checkpoint is not None else DEFAULT_CHECKPOINT)
+        net, config = _load_network(path)
+        self.policy = PolicyAgent(seed=seed, net=net)  # the layout check at reset
+        self.policy.source = path
+        self.net = net
+        self.win_weight = float(config.get("win_weight", 0.5))
+        self.score_weight = float(config.get("score_weight", 1.0))
+        self.reward_scale = float(config.get("reward_scale", 1000.0))
+        self.rng = np.random.default_rng(seed)
+        self.simulations = simulations
+        self.time_per_move = time_per_move
+        self.c_puct = float(c_puct)
+        self.leaf_batch = leaf_batch
+        if torch_threads is not None:
+            torch.set_num_threads(torch_threads)
+        self.seat = -1
+        #: statistics of the last search (for tests, tuning and the benchmark)
+        self.last_simulations = 0
+        self._tables: Any = None
+
+    def reset(self, seat: int, rules: Any = None, num_players: int = 2) -> None:
+        """Called at the start of each hand; refuses a network made for another layout."""
+        self.policy.reset(seat, rules, num_players)
+        self.seat = seat
+
+    # ----------------------------------------------------------------- decision
+    def act(self, observation: dict[str, np.ndarray], view: SeatView) -> int:
+        start = time.perf_counter()
+        mask = np.asarray(observation["action_mask"], dtype=bool)
+        legal = np.flatnonzero(mask)
+        if legal.size == 0:
+            raise ValueError("NeuralISMCTSAgent.act: no legal action in the mask")
+        self.last_simulations = 0
+        self.seat = view.seat
+        if legal.size == 1:
+            return int(legal[0])
+        game = FastGame.from_game_state(view.public_state())
+        deadline = None if self.time_per_move is None else start + self.time_per_move
+        return self.search(game, np.asarray(observation["observation"], dtype=np.float32), legal, deadline)
+
+    @torch.no_grad()
+    def _evaluate(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        logits, value = self.net(torch.from_numpy(obs))
+        return logits.numpy(), value.numpy()
+
+    def search(self, game: FastGame, observation: np.ndarray, legal: np.ndarray, deadline: float | None) -> int:
+        """PUCT simulations from ``game`` (the seat's view, its hidden parts
+        resampled each simulation); returns the most visited legal root move."""
+        tables = game.tables
+        if self.seat < 0:
+            self.seat = game.current
+        args = tables.kernel_args
+        sides = tables.num_sides
+        root = _Node(self.seat % sides)
+        root.logits = self._evaluate(observation[None, :])[0][0]
+        batch = self.leaf_batch
+        obs = np.zeros((batch, tables.obs_size), dtype=np.float32)
+        buf = np.zeros((F.SCRATCH_DEPTH, F.SCRATCH_WIDTH), dtype=np.int32)
+        mask = np.zeros(F.NUM_ACTIONS, dtype=np.int8)
+        states = np.zeros((batch, F.STATE_SIZE), dtype=np.int32)
+        done = 0
+        while True:
+            if deadline is None:
+                if done >= self.simulations:
+                    break
+                size = min(batch, self.simulations - done)
+            else:
+                if done > 0 and time.perf_counter() >= deadline:
+                    break
+                size = batch
+            pending: list[tuple[list[tuple[_Node, int]], _Node | None, int, np.ndarray | None]] = []
+            rows = 0
+            for i in range(size):
+                if deadline is not None and i > 0 and time.perf_counter() >= deadline:
+                    size = i
+                    break
+                st = states[i]
+                st[:] = game.st
+                determinize_state(st, self.seat, self.rng, args)
+                path, leaf, values = self._descend(root, st, args, buf, mask, legal, sides)
+                for node, action in path:  # virtual loss
+                    node.visits[action] += 1
+                    node.total[action] -= VIRTUAL_LOSS
+                if values is None:
+                    F.encode(st, int(st[F.CURRENT]), args, obs[rows])
+                    pending.append((path, leaf, rows, None))
+                    rows += 1
+                else:
+                    pending.append((path, None, -1, values))
+            if rows:
+                logits, value = self._evaluate(obs[:rows])
+            for path, leaf, row, values in pending:
+                if values is None:
+                    assert leaf is not None
+                    if leaf.logits is None:
+                        leaf.logits = logits[row]
+                    values = self._side_values(float(value[row]), leaf.side, sides)
+                for node, action in path:
+                    node.total[action] += VIRTUAL_LOSS + values[node.side]  # the virtual visit becomes real
+            done += size
+        self.last_simulations = done
+        visits = root.visits[legal]
+        best = np.flatnonzero(visits == visits.max())
+        if best.size > 1:  # ties (a tiny budget): the network's preference
+            return int(legal[best[np.argmax(root.logits[legal][best])]])
+        return int(legal[best[0]])
+
+    def _descend(
+        self,
+        root: _Node,
+        st: np.ndarray,
+        args: tuple[np.ndarray, ...],
+        buf: np.ndarray,
+        mask: np.ndarray,
+        root_legal: np.ndarray,
+        sides: int,
+    ) -> tuple[list[tuple[_Node, int]], _Node, np.ndarray | None]:
+        """Walk down by PUCT on the determinization ``st`` (in place) to the
+        first node without an evaluation or to the end of the hand; returns
+        the path of (node, action), the leaf, and the values of a finished hand."""
+        node = root
+        legal = root_legal
+        path: list[tuple[_Node, int]] = []
+        while True:
+            if legal.size == 1:
+                action = int(legal[0])
+            elif node.logits is None:
+                return path, node, None
+            else:
+                action = self._select(node, legal)
+            path.append((node, action))
+            F.apply_unchecked(st, action, args)
+            if st[F.PHASE] == F.P_HAND_OVER:
+                return path, node, self._terminal_values(st, sides)
+            child = node.children.get(action)
+            if child is None:
+                child = node.children[action] = _Node(int(st[F.CURRENT]) % sides)
+            node = child
+            F.legal_mask(st, args, buf, mask)
+            legal = np.flatnonzero(mask)
+            if legal.size == 0:  # defensive: never expected (E3)
+                return path, node, np.zeros(sides)
+
+    def _select(self, node: _Node, legal: np.ndarray) -> int:
+        """PUCT over the legal actions of this determinization."""
+        assert node.logits is not None
+        logits = node.logits[legal]
+        prior = np.exp(logits - logits.max())
+        prior /= prior.sum()
+        n = node.visits[legal]
+        q = np.divide(node.total[legal], n, out=np.zeros_like(n), where=n > 0)
+        score = q + self.c_puct * prior * math.sqrt(float(n.sum()) + 1.0) / (1.0 + n)
+        return int(legal[int(np.argmax(score))])
+
+    def _side_values(self, value: float, side: int, sides: int) -> np.ndarray:
+        """The network's value for the side to move, as zero-sum side values."""
+        out = np.full(sides, -value / (sides - 1))
+        out[side] = value
+        return out
+
+    def _terminal_values(self, st: np.ndarray, sides: int) -> np.ndarray:
+        """The training reward of a finished hand, per side (0 for a void or truncated one)."""
+        if not st[F.HAS_SCORES]:
+            return np.zeros(sides)
+        totals = np.array([F.side_total(st, s) for s in range(sides)], dtype=np.float64)
+        diff = totals - (totals.sum() - totals) / (sides - 1)
+        return self.win_weight * np.sign(diff) + self.score_weight * diff / self.reward_scale
+
+
+__all__ = ["NeuralISMCTSAgent"]

@@ -1,0 +1,429 @@
+"""The pure Rummy engine (RULES.md Part 3, R1-R11): state, legality, scoring.
+
+No gym, PettingZoo or torch here; randomness only through an explicit
+``numpy.random.Generator``. The table is kept as a multiset of tile kinds
+(counts per kind): rearrangement is free (R6) and a play is legal when the
+table's tiles plus the tiles played can be arranged into valid melds (R7
+decision), so the multiset is all that matters. A joker never returns to a
+hand (the table multiset only grows), which also enforces the first half of R7.
+
+A turn (R4): the engine draws for the player when the turn starts (when the
+stock has tiles), then the player builds a *pending play* one tile at a time
+(actions.py) and commits it or ends his turn. A legal play ``Q`` (hand tiles
+``H_Q`` plus, maybe, the closing tile):
+
+* ``H_Q`` is not empty, except the closing tile alone by a player whose hand
+  is empty (R11c);
+* with the closing tile, ``H_Q`` is the whole hand (R8: the closing tile is
+  never used for ordinary melds; placing it closes);
+* before his first play (R5): ``Q`` alone splits into melds, the table is not
+  touched, and ``H_Q`` is worth at least ``first_play_minimum``, each joker at
+  the number it stands for (R11a), the closing tile not counted (R11b);
+* after it (R6): the table plus ``Q`` splits into melds.
+
+The hand ends when a player closes (R8), or blocked when every player has had
+a turn with the stock already empty and nobody played (R9, R11e). Scores
+(R10): every player but the closer adds his hand (number, joker
+``joker_penalty``); lowest match total wins; ties share (R11f).
+
+Phases: ``PLAY`` (the current player decides), ``HAND_OVER`` (call
+:meth:`RummyState.next_hand`), ``MATCH_OVER``.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import IntEnum
+from typing import Any
+
+import numpy as np
+
+from burako_env.rummy import actions as A
+from burako_env.rummy.partition import PlayGraph
+from burako_env.rummy.rules import RummyRules, load_rummy_rules
+from burako_env.tiles import JOKER, KIND_NUMBER_LIST, NUM_KINDS
+
+NO_TILE = -1
+FULL_COUNTS = np.array([2] * JOKER + [2], dtype=np.int64)
+#: the value a tile counts toward the first play (R5): its number (jokers: where they stand)
+NUMBER_WEIGHTS = np.array(KIND_NUMBER_LIST, dtype=np.int64)
+
+
+class IllegalActionError(ValueError):
+    """An action the mask forbids; the state is left unchanged."""
+
+
+class Phase(IntEnum):
+    PLAY = 0
+    HAND_OVER = 1
+    MATCH_OVER = 2
+
+
+class RummyState:
+    """A Rummy game (a match of ``hands_per_match`` hands) for 2 to 4 players."""
+
+    def __init__(self, rules: RummyRules, num_players: int) -> None:
+        rules.check_players(num_players)
+        self.rules = rules
+        self.num_players = num_players
+        self.hands = np.zeros((num_players, NUM_KINDS), dtype=np.int64)
+        self.table = np.zeros(NUM_KINDS, dtype=np.int64)
+        self.closing_tile = NO_TILE  # kind of the face-up closing tile; NO_TILE once placed
+        self.stock: list[int] = []  # drawn from the end
+        self.pending = np.zeros(NUM_KINDS, dtype=np.int64)
+        self.pending_closing = False
+        self.first_play_done = [False] * num_players
+        self.current = 0
+        self.starter = 0  # who started this hand (R11i)
+        self.phase = Phase.PLAY
+        self.turn_started_empty = False  # the current turn began with an empty stock
+        self.blocked_turns = 0  # consecutive such turns with no play (R11e)
+        self.hand_number = 0
+        self.closer: int | None = None
+        self.blocked = False
+        self.hand_scores: list[int] | None = None  # the last finished hand's totals (R10)
+        self.match_scores = [0] * num_players
+        self.turns = 0
+        self._mask: np.ndarray | None = None
+
+    # ------------------------------------------------------------------ setup
+    @classmethod
+    def new_game(cls, rng: np.random.Generator, rules: RummyRules | str = "rummy", num_players: int = 2) -> RummyState:
+        """Deal the first hand; its starting player is drawn from ``rng`` (R11i)."""
+        state = cls(load_rummy_rules(rules), num_players)
+        state.starter = int(rng.integers(num_players))
+        state._deal(rng)
+        return state
+
+    def _deal(self, rng: np.random.Generator) -> None:
+        """R2: 14 tiles each, one face-up closing tile, the rest is the stock."""
+        tiles = rng.permutation(np.repeat(np.arange(NUM_KINDS), FULL_COUNTS))
+        size = self.rules.hand_size
+        self.hands[:] = 0
+        for player in range(self.num_players):
+            np.add.at(self.hands[player], tiles[player * size : (player + 1) * size], 1)
+        dealt = self.num_players * size
+        self.closing_tile = int(tiles[dealt])
+        self.stock = [int(k) for k in tiles[dealt + 1 :]]
+        self.table[:] = 0
+        self.pending[:] = 0
+        self.pending_closing = False
+        self.first_play_done = [False] * self.num_players
+        self.blocked_turns = 0
+        self.closer = None
+        self.blocked = False
+        self.phase = Phase.PLAY
+        self.current = self.starter
+        self._start_turn()
+
+    def next_hand(self, rng: np.random.Generator) -> None:
+        """Deal the next hand; the start moves one seat to the left (R11i)."""
+        if self.phase != Phase.HAND_OVER:
+            raise IllegalActionError(f"next_hand() needs a finished hand, the phase is {self.phase.name}")
+        self.hand_number += 1
+        self.starter = (self.starter + 1) % self.num_players
+        self._deal(rng)
+
+    def _start_turn(self) -> None:
+        """R4: draw one tile from the stock, skipped when it is empty."""
+        self.turn_started_empty = not self.stock
+        if self.stock:
+            self.hands[self.current, self.stock.pop()] += 1
+        self._mask = None
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def hand_over(self) -> bool:
+        return self.phase != Phase.PLAY
+
+    @property
+    def match_over(self) -> bool:
+        return self.phase == Phase.MATCH_OVER
+
+    @property
+    def stock_size(self) -> int:
+        return len(self.stock)
+
+    def hand_size(self, player: int) -> int:
+        return int(self.hands[player].sum())
+
+    def hand_value(self, player: int) -> int:
+        """What the tiles in a hand cost at the end (R10)."""
+        hand = self.hands[player]
+        return int(hand[:JOKER] @ NUMBER_WEIGHTS[:JOKER]) + int(hand[JOKER]) * self.rules.joker_penalty
+
+    def remaining(self) -> np.ndarray:
+        """The current player's hand tiles not yet in the pending play."""
+        return self.hands[self.current] - self.pending
+
+    # ------------------------------------------------------------------ legality
+    def _base(self) -> np.ndarray:
+        """The table tiles a play is checked with: none before the first play (R5)."""
+        if self.first_play_done[self.current]:
+            return self.table
+        return np.zeros(NUM_KINDS, dtype=np.int64)
+
+    def _minimum(self) -> int | None:
+        """The value a first play must reach (R5), None after the first play."""
+        return None if self.first_play_done[self.current] else self.rules.first_play_minimum
+
+    def _graph(self, mandatory: np.ndarray, optional: np.ndarray | None, with_closing: bool) -> PlayGraph:
+        counts = mandatory.copy()
+        free_jokers = 0
+        if with_closing:
+            counts[self.closing_tile] += 1
+            free_jokers = int(self.closing_tile == JOKER)
+        if self._minimum() is None:
+            return PlayGraph(counts, optional)
+        # every tile at its number (R5, R11a); the closing tile's is taken off in _value_ok (R11b)
+        return PlayGraph(counts, optional, NUMBER_WEIGHTS, joker_at_number=True, free_jokers=free_jokers)
+
+    def _value_ok(self, graph: PlayGraph, with_closing: bool) -> bool:
+        minimum = self._minimum()
+        if not graph.feasible:
+            return False
+        if minimum is None:
+            return True
+        return graph.best_value - self._closing_value(with_closing) >= minimum
+
+    def _closing_value(self, with_closing: bool) -> int:
+        if not with_closing or self.closing_tile == JOKER:
+            return 0  # a closing joker is already worth nothing (free_jokers)
+        return KIND_NUMBER_LIST[self.closing_tile]
+
+    def closing_play_legal(self) -> bool:
+        """Whether the whole hand plus the closing tile is a legal play (R8)."""
+        if self.closing_tile == NO_TILE:
+            return False
+        graph = self._graph(self._base() + self.hands[self.current], None, True)
+        return self._value_ok(graph, True)
+
+    def pending_is_legal(self) -> bool:
+        """Whether committing the pending play now is legal (R5-R8, R11c)."""
+        hand = self.hands[self.current]
+        if self.pending_closing:
+            return bool((self.pending == hand).all()) and self.closing_play_legal()
+        if not self.pending.any():
+            return False
+        return self._value_ok(self._graph(self._base() + self.pending, None, False), False)
+
+    def legal_mask(self) -> np.ndarray:
+        """The exact action mask (E3), read-only, cached until the state changes."""
+        if self._mask is None:
+            self._mask = self._compute_mask()
+            self._mask.flags.writeable = False
+        return self._mask
+
+    def _compute_mask(self) -> np.ndarray:
+        mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
+        if self.phase != Phase.PLAY:
+            return mask
+        remaining = self.remaining()
+        closing = self.closing_play_legal()
+        if closing:
+            mask[A.ADD_TILE : A.ADD_TILE + NUM_KINDS] = remaining > 0
+            if not self.pending_closing:
+                mask[A.ADD_CLOSING] = 1
+        if not self.pending_closing:
+            graph = self._graph(self._base() + self.pending, remaining, False)
+            minimum = self._minimum()
+            addable = graph.addable(-(10**9) if minimum is None else minimum)
+            mask[A.ADD_TILE : A.ADD_TILE + NUM_KINDS] |= (addable & (remaining > 0)).astype(np.int8)
+        mask[A.COMMIT] = self.pending_is_legal()
+        mask[A.END_TURN] = not self.pending.any() and not self.pending_closing
+        return mask
+
+    # ------------------------------------------------------------------ moves
+    def step(self, action: int) -> None:
+        """Apply one action; an illegal one raises and changes nothing."""
+        action = int(action)
+        if not 0 <= action < A.NUM_ACTIONS:
+            raise IllegalActionError(f"action {action} is out of range 0..{A.NUM_ACTIONS - 1}")
+        if self.phase != Phase.PLAY:
+            raise IllegalActionError(f"no action is legal in phase {self.phase.name}")
+        if not self.legal_mask()[action]:
+            raise IllegalActionError(f"illegal action {action} ({A.describe_action(action)}) for player {self.current}")
+        if action < NUM_KINDS:
+            self.pending[action] += 1
+            self._mask = None
+        elif action == A.ADD_CLOSING:
+            self.pending_closing = True
+            self._mask = None
+        elif action == A.COMMIT:
+            self._commit()
+        else:
+            self._end_turn(played=False)
+
+    def _commit(self) -> None:
+        player = self.current
+        self.hands[player] -= self.pending
+        self.table += self.pending
+        self.pending[:] = 0
+        self.first_play_done[player] = True
+        if self.pending_closing:
+            self.table[self.closing_tile] += 1
+            self.closing_tile = NO_TILE
+            self.pending_closing = False
+            self._finish_hand(closer=player)
+            return
+        self._end_turn(played=True)
+
+    def _end_turn(self, played: bool) -> None:
+        self.turns += 1
+        if played or not self.turn_started_empty:
+            self.blocked_turns = 0
+        else:
+            self.blocked_turns += 1
+            if self.blocked_turns >= self.num_players:
+                self._finish_hand(closer=None)  # R9, R11e: blocked
+                return
+        self.current = (self.current + 1) % self.num_players
+        self._start_turn()
+
+    def _finish_hand(self, closer: int | None) -> None:
+        """R10: each player but the closer adds his hand's value."""
+        self.closer = closer
+        self.blocked = closer is None
+        self.hand_scores = [0 if p == closer else self.hand_value(p) for p in range(self.num_players)]
+        for player, points in enumerate(self.hand_scores):
+            self.match_scores[player] += points
+        self._mask = None
+        last = self.hand_number + 1 >= self.rules.hands_per_match
+        self.phase = Phase.MATCH_OVER if last else Phase.HAND_OVER
+
+    # ------------------------------------------------------------------ outcomes
+    def hand_winners(self) -> list[int]:
+        """The closer, or in a blocked hand the lowest totals (R11f, R11h)."""
+        if self.hand_scores is None:
+            return []
+        if self.closer is not None:
+            return [self.closer]
+        low = min(self.hand_scores)
+        return [p for p, s in enumerate(self.hand_scores) if s == low]
+
+    def match_winners(self) -> list[int]:
+        """Lowest match total; ties share the win (R10, R11f)."""
+        low = min(self.match_scores)
+        return [p for p, s in enumerate(self.match_scores) if s == low]
+
+    def hand_rewards(self, mode: str = "score", scale: float = 100.0) -> list[float]:
+        """Zero-sum rewards of the finished hand (R11h, E5)."""
+        if self.hand_scores is None:
+            return [0.0] * self.num_players
+        n = self.num_players
+        if mode == "score":
+            totals = self.hand_scores
+            total = sum(totals)
+            return [((total - t) / (n - 1) - t) / scale for t in totals]
+        winners = self.hand_winners()
+        if len(winners) == n:
+            return [0.0] * n
+        return [1.0 / len(winners) if p in winners else -1.0 / (n - len(winners)) for p in range(n)]
+
+    # ------------------------------------------------------------------ conservation, copies
+    def check_conservation(self) -> None:
+        """E1: hands + table + stock + closing tile are exactly the 106 tiles."""
+        total = self.hands.sum(axis=0) + self.table
+        total = total + np.bincount(np.asarray(self.stock, dtype=np.int64), minlength=NUM_KINDS)
+        if self.closing_tile != NO_TILE:
+            total[self.closing_tile] += 1
+        if not (total == FULL_COUNTS).all():
+            bad = [int(k) for k in np.flatnonzero(total != FULL_COUNTS)]
+            raise AssertionError(f"tile conservation broken (E1) for kinds {bad}")
+        if (self.pending > self.hands[self.current]).any():
+            raise AssertionError("the pending play holds tiles the hand does not")
+
+    def clone(self) -> RummyState:
+        other = RummyState.__new__(RummyState)
+        other.__dict__.update(self.__dict__)
+        other.hands = self.hands.copy()
+        other.table = self.table.copy()
+        other.stock = list(self.stock)
+        other.pending = self.pending.copy()
+        other.first_play_done = list(self.first_play_done)
+        other.match_scores = list(self.match_scores)
+        other.hand_scores = None if self.hand_scores is None else list(self.hand_scores)
+        other._mask = None
+        return other
+
+    def determinize(self, observer: int, rng: np.random.Generator) -> RummyState:
+        """A copy where what ``observer`` cannot see (other hands, stock order) is re-dealt at random.
+
+        Hand sizes, the table, the closing tile and his own hand are kept (E2).
+        """
+        other = self.clone()
+        hidden_owners = [p for p in range(self.num_players) if p != observer]
+        pool = list(self.stock)
+        for player in hidden_owners:
+            pool.extend(np.repeat(np.arange(NUM_KINDS), self.hands[player]).tolist())
+        pool_array = rng.permutation(np.asarray(pool, dtype=np.int64))
+        start = 0
+        for player in hidden_owners:
+            size = self.hand_size(player)
+            other.hands[player] = np.bincount(pool_array[start : start + size], minlength=NUM_KINDS)
+            start += size
+        other.stock = [int(k) for k in pool_array[start:]]
+        if other.current != observer:
+            other.pending[:] = 0  # another player's pending tiles are his own hand's: not observable
+            other.pending_closing = False
+        return other
+
+    # ------------------------------------------------------------------ JSON
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON data, enough to rebuild the state exactly (:meth:`from_dict`)."""
+        return {
+            "game": "rummy",
+            "rules": self.rules.to_dict(),
+            "num_players": self.num_players,
+            "hands": self.hands.tolist(),
+            "table": self.table.tolist(),
+            "closing_tile": self.closing_tile,
+            "stock": list(self.stock),
+            "pending": self.pending.tolist(),
+            "pending_closing": self.pending_closing,
+            "first_play_done": list(self.first_play_done),
+            "current": self.current,
+            "starter": self.starter,
+            "phase": self.phase.name,
+            "turn_started_empty": self.turn_started_empty,
+            "blocked_turns": self.blocked_turns,
+            "hand_number": self.hand_number,
+            "closer": self.closer,
+            "blocked": self.blocked,
+            "hand_scores": self.hand_scores,
+            "match_scores": list(self.match_scores),
+            "turns": self.turns,
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RummyState:
+        if data.get("game") != "rummy":
+            raise ValueError(f"not a Rummy state: game={data.get('game')!r}")
+        state = cls(load_rummy_rules(data["rules"]), int(data["num_players"]))
+        state.hands = np.asarray(data["hands"], dtype=np.int64).reshape(state.num_players, NUM_KINDS)
+        state.table = np.asarray(data["table"], dtype=np.int64)
+        state.closing_tile = int(data["closing_tile"])
+        state.stock = [int(k) for k in data["stock"]]
+        state.pending = np.asarray(data["pending"], dtype=np.int64)
+        state.pending_closing = bool(data["pending_closing"])
+        state.first_play_done = [bool(x) for x in data["first_play_done"]]
+        state.current = int(data["current"])
+        state.starter = int(data["starter"])
+        state.phase = Phase[data["phase"]]
+        state.turn_started_empty = bool(data["turn_started_empty"])
+        state.blocked_turns = int(data["blocked_turns"])
+        state.hand_number = int(data["hand_number"])
+        state.closer = None if data["closer"] is None else int(data["closer"])
+        state.blocked = bool(data["blocked"])
+        state.hand_scores = None if data["hand_scores"] is None else [int(x) for x in data["hand_scores"]]
+        state.match_scores = [int(x) for x in data["match_scores"]]
+        state.turns = int(data["turns"])
+        state.check_conservation()
+        return state
+
+    @classmethod
+    def from_json(cls, text: str) -> RummyState:
+        return cls.from_dict(json.loads(text))

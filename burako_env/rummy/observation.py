@@ -1,0 +1,95 @@
+"""The Rummy observation: one float32 vector per player, nothing hidden (E2).
+
+Seats are relative to the observer (index 0 is the observer, 1 the next
+player to his left, ...); absent seats (fewer than 4 players) are 0.
+
+| segment        | size | contents                                               |
+|----------------|------|--------------------------------------------------------|
+| hand           | 53   | the observer's tile counts per kind                    |
+| pending        | 53   | his pending play (0 unless he is the player to act)    |
+| pending_closing| 1    | the closing tile is in his pending play                |
+| table          | 53   | the table's tiles (a multiset: rearrangement is free)  |
+| closing_tile   | 53   | one-hot kind of the face-up closing tile (0 once placed)|
+| hand_sizes     | 4    | tiles in each seat's hand                              |
+| first_play     | 4    | each seat has made his first play (R5)                 |
+| match_scores   | 4    | each seat's match total, / 100 (R10)                   |
+| to_act         | 4    | one-hot seat of the player to act                      |
+| seats          | 4    | 1 for each seat at the table                           |
+| stock_size     | 1    | tiles in the stock                                     |
+| hand_number    | 1    | hands finished in the match                            |
+| blocked_turns  | 1    | turns in a row with an empty stock and no play (R11e)  |
+| started_empty  | 1    | the current turn began with the stock empty            |
+
+Not observed (hidden, E2): the other hands, the stock order, and another
+player's pending play (still in his hand).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from burako_env.rummy.engine import NO_TILE, RummyState
+from burako_env.tiles import NUM_KINDS
+
+MAX_SEATS = 4
+SEGMENTS: tuple[tuple[str, int], ...] = (
+    ("hand", NUM_KINDS),
+    ("pending", NUM_KINDS),
+    ("pending_closing", 1),
+    ("table", NUM_KINDS),
+    ("closing_tile", NUM_KINDS),
+    ("hand_sizes", MAX_SEATS),
+    ("first_play", MAX_SEATS),
+    ("match_scores", MAX_SEATS),
+    ("to_act", MAX_SEATS),
+    ("seats", MAX_SEATS),
+    ("stock_size", 1),
+    ("hand_number", 1),
+    ("blocked_turns", 1),
+    ("started_empty", 1),
+)
+OBSERVATION_SIZE = sum(size for _, size in SEGMENTS)
+OFFSETS: dict[str, slice] = {}
+_start = 0
+for _name, _size in SEGMENTS:
+    OFFSETS[_name] = slice(_start, _start + _size)
+    _start += _size
+SCORE_SCALE = 100.0
+
+
+def encode(state: RummyState, observer: int) -> np.ndarray:
+    """The observation of ``observer`` (float32, :data:`OBSERVATION_SIZE`)."""
+    obs = np.zeros(OBSERVATION_SIZE, dtype=np.float32)
+    n = state.num_players
+    seats = [(observer + i) % n for i in range(n)]
+    obs[OFFSETS["hand"]] = state.hands[observer]
+    if state.current == observer:
+        obs[OFFSETS["pending"]] = state.pending
+        obs[OFFSETS["pending_closing"]] = state.pending_closing
+    obs[OFFSETS["table"]] = state.table
+    if state.closing_tile != NO_TILE:
+        obs[OFFSETS["closing_tile"].start + state.closing_tile] = 1.0
+    for i, player in enumerate(seats):
+        obs[OFFSETS["hand_sizes"].start + i] = state.hand_size(player)
+        obs[OFFSETS["first_play"].start + i] = state.first_play_done[player]
+        obs[OFFSETS["match_scores"].start + i] = state.match_scores[player] / SCORE_SCALE
+        obs[OFFSETS["seats"].start + i] = 1.0
+        if player == state.current and not state.hand_over:
+            obs[OFFSETS["to_act"].start + i] = 1.0
+    obs[OFFSETS["stock_size"]] = state.stock_size
+    obs[OFFSETS["hand_number"]] = state.hand_number
+    obs[OFFSETS["blocked_turns"]] = state.blocked_turns
+    obs[OFFSETS["started_empty"]] = state.turn_started_empty
+    return obs
+
+
+def split_observation(obs: np.ndarray) -> dict[str, np.ndarray]:
+    """The named segments of an observation."""
+    return {name: obs[part] for name, part in OFFSETS.items()}
+
+
+def observation_bounds() -> tuple[np.ndarray, np.ndarray]:
+    low = np.zeros(OBSERVATION_SIZE, dtype=np.float32)
+    high = np.full(OBSERVATION_SIZE, 106.0, dtype=np.float32)
+    high[OFFSETS["match_scores"]] = 10_000.0
+    return low, high

@@ -1,0 +1,149 @@
+"""Rummy table rules (RULES.md Part 3): the fields the rule sheets vary, as one immutable value.
+
+Presets are YAML files in ``configs/rules/rummy/`` (installed with the Burako
+presets as ``burako_env.presets``, in its ``rummy`` folder), kept apart from
+Burako's presets because their fields differ. :func:`load_rummy_rules`
+accepts a preset name, a YAML path, a mapping or a :class:`RummyRules`, plus
+overrides; every value is validated and a bad one raises
+:class:`~burako_env.rules.RulesError` naming the field.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from burako_env.rules import RulesError
+
+#: Rummy is always played with the 106 tiles (R1)
+NUM_TILES = 106
+
+
+@dataclass(frozen=True)
+class RummyRules:
+    """One Rummy table's rules; each field names the rule of RULES.md it carries."""
+
+    name: str = "custom"
+    source: str = ""
+    #: player counts (R2)
+    players: tuple[int, ...] = (2, 3, 4)
+    #: tiles dealt to each player (R2)
+    hand_size: int = 14
+    #: points a player's first play must total, from his hand alone (R5)
+    first_play_minimum: int = 30
+    #: what a joker left in a hand costs (R10)
+    joker_penalty: int = 50
+    #: hands in a match (R10)
+    hands_per_match: int = 4
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+    def check_players(self, num_players: int) -> None:
+        if num_players not in self.players:
+            raise RulesError(
+                f"num_players={num_players} is not allowed by rules {self.name!r}: "
+                f"allowed player counts are {list(self.players)}"
+            )
+
+    def stock_size(self, num_players: int) -> int:
+        """Tiles in the stock after the deal and the closing tile (R2)."""
+        return NUM_TILES - num_players * self.hand_size - 1
+
+    def to_dict(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        out["players"] = list(self.players)
+        return out
+
+
+FIELD_NAMES = tuple(f.name for f in dataclasses.fields(RummyRules))
+
+
+def _fail(name: str, reason: str) -> None:
+    raise RulesError(f"rummy rules field {name!r}: {reason}")
+
+
+def _check_int(name: str, value: Any, low: int, high: int | None = None) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        _fail(name, f"expected an integer, got {type(value).__name__} {value!r}")
+    if value < low or (high is not None and value > high):
+        _fail(name, f"must be {'>= ' + str(low) if high is None else f'between {low} and {high}'}, got {value}")
+
+
+def _validate(rules: RummyRules) -> None:
+    if not isinstance(rules.name, str) or not rules.name:
+        _fail("name", "expected a non-empty string")
+    if not isinstance(rules.players, tuple) or not rules.players:
+        _fail("players", "expected a non-empty list of player counts")
+    for count in rules.players:
+        _check_int("players", count, 2, 4)
+    _check_int("hand_size", rules.hand_size, 1)
+    _check_int("first_play_minimum", rules.first_play_minimum, 0)
+    _check_int("joker_penalty", rules.joker_penalty, 0)
+    _check_int("hands_per_match", rules.hands_per_match, 1)
+    for count in rules.players:
+        if rules.stock_size(count) < 0:
+            _fail("hand_size", f"cannot deal {count} hands of {rules.hand_size} and a closing tile from {NUM_TILES}")
+
+
+def _preset_folder() -> Path:
+    """configs/rules/rummy of this checkout, else of the installed presets package."""
+    checkout = Path(__file__).resolve().parents[2] / "configs" / "rules" / "rummy"
+    if checkout.is_dir():
+        return checkout
+    return Path(str(resources.files("burako_env.presets").joinpath("rummy")))
+
+
+def rummy_preset_names() -> list[str]:
+    return sorted(p.stem for p in _preset_folder().glob("*.yaml"))
+
+
+def _from_mapping(data: Mapping[str, Any]) -> RummyRules:
+    unknown = sorted(set(data) - set(FIELD_NAMES))
+    if unknown:
+        raise RulesError(f"unknown rummy rules field(s) {unknown}; known fields: {', '.join(FIELD_NAMES)}")
+    merged = dict(data)
+    if "players" in merged:
+        if not isinstance(merged["players"], (list, tuple)):
+            _fail("players", f"expected a list of player counts, got {merged['players']!r}")
+        merged["players"] = tuple(merged["players"])
+    return RummyRules(**merged)
+
+
+def load_rummy_rules(
+    rules: str | Path | Mapping[str, Any] | RummyRules = "rummy", overrides: Mapping[str, Any] | None = None
+) -> RummyRules:
+    """A preset name, a YAML path, a mapping or a RummyRules, with optional overrides."""
+    if isinstance(rules, RummyRules):
+        result = rules
+    elif isinstance(rules, Mapping):
+        result = _from_mapping(rules)
+    elif isinstance(rules, (str, Path)):
+        text = str(rules)
+        if isinstance(rules, Path) or text.endswith((".yaml", ".yml")) or "/" in text:
+            path = Path(rules)
+        else:
+            names = rummy_preset_names()
+            if text not in names:
+                raise RulesError(f"unknown rummy rules preset {text!r}; presets: {', '.join(names)}")
+            path = _preset_folder() / f"{text}.yaml"
+        if not path.is_file():
+            raise RulesError(f"rules file {str(path)!r} does not exist")
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except yaml.YAMLError as exc:
+            raise RulesError(f"{path}: not valid YAML: {exc}") from exc
+        if not isinstance(data, dict):
+            raise RulesError(f"{path}: expected a mapping of rule fields")
+        result = _from_mapping(data)
+    else:
+        raise RulesError(f"rules must be a preset name, a YAML path, a mapping or a RummyRules, got {rules!r}")
+    if overrides:
+        result = _from_mapping({**result.to_dict(), **dict(overrides)})
+    return result

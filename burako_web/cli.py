@@ -1,0 +1,43 @@
+"""``burako-web``: serve the web table and open it in a browser.
+
+    burako-web                         # http://127.0.0.1:8000, opened in your browser
+    burako-web --port 8080 --no-open --records my-games/
+
+The server listens on 127.0.0.1 unless ``--host`` says otherwise (to let
+friends on your network join, ``--host 0.0.0.0``: rooms are open to anyone
+who has the link).
+"""
+
+from __future__ import annotations
+
+import argparse
+import threading
+import webbrowser
+
+from burako_web.app import Limits, create_app
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="burako-web", description="Play Burako in the browser: bots, rooms, replays.")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--records", default="web-records", help="folder for the JSON-lines record of every hand")
+    parser.add_argument("--bot-delay", type=float, default=Limits.bot_delay, help="seconds between bot moves")
+    parser.add_argument("--room-timeout", type=float, default=Limits.room_timeout, help="seconds an empty room lives")
+    parser.add_argument("--max-rooms", type=int, default=Limits.max_rooms)
+    parser.add_argument("--no-open", action="store_true", help="do not open a browser")
+    args = parser.parse_args(argv)
+    import uvicorn
+
+    limits = Limits(bot_delay=args.bot_delay, room_timeout=args.room_timeout, max_rooms=args.max_rooms)
+    app = create_app(limits, records_dir=args.records)
+    url = f"http://{args.host}:{args.port}/"
+    print(f"burako-web: the table is at {url} (records in {args.records}/); Ctrl-C stops it")
+    if not args.no_open:
+        threading.Timer(1.0, webbrowser.open, args=(url,)).start()
+    uvicorn.run(app, host=args.host, port=args.port, ws_max_size=64 * 1024, log_level="warning")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

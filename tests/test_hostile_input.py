@@ -1,0 +1,274 @@
+"""Hostile but fair input gets a clear, bounded error (issue 14, items 4, 5 and 8):
+YAML alias bombs, self-referencing presets, files that are not UTF-8, values
+of the wrong type or out of range, and calls made in the wrong state."""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import burako_env
+from burako_env.records import RecordError, read_records
+from burako_env.rules import RulesError, load_rules
+from burako_env.safe_yaml import MAX_YAML_NODES, load_yaml
+from burako_env.vector import BurakoVectorEnv, sample_legal_actions
+
+
+def alias_bomb(levels: int = 9, width: int = 9) -> str:
+    """The "billion laughs" as one flow value: each level lists the previous one ``width`` times (9**9 strings)."""
+    parts = ['&a0 ["lol"]']
+    for k in range(1, levels + 1):
+        parts.append(f"&a{k} [{', '.join([f'*a{k - 1}'] * width)}]")
+    return "[" + ", ".join(parts) + "]"
+
+
+@pytest.mark.parametrize("where", ["max_turns", "source", "tile_values", "hand_size"])
+def test_yaml_alias_bomb_is_refused_within_a_second(tmp_path: Path, where: str) -> None:
+    """The bomb as a typed field's value, or in ``source``: refused, fast, with a short message
+    (before: minutes of expansion while the message's repr() or the hash walked it)."""
+    path = tmp_path / "bomb.yaml"
+    path.write_text(f"preset: burako\n{where}: {alias_bomb()}\n", encoding="utf-8")
+    start = time.perf_counter()
+    with pytest.raises(RulesError) as info:
+        load_rules(path)
+    seconds = time.perf_counter() - start
+    assert seconds < 1.0, f"refusing the alias bomb took {seconds:.2f} s"
+    assert "alias" in str(info.value) and str(path) in str(info.value)
+    assert len(str(info.value)) < 500
+
+
+def test_yaml_limits_recursive_aliases_depth_and_size() -> None:
+    with pytest.raises(ValueError, match="recursive YAML alias"):
+        load_yaml("a: &x [1, *x]\n", "t.yaml")
+    with pytest.raises(ValueError, match="nested too deeply"):
+        load_yaml("[" * 5_000, "t.yaml")
+    with pytest.raises(ValueError, match="at most"):
+        load_yaml("x: " + "a" * 300_000, "t.yaml")
+    # a document just under the limit, shared through aliases, still loads
+    assert len(load_yaml("a: &x [" + ", ".join(["1"] * 99) + "]\nb: [*x, *x]\n", "t.yaml")["b"]) == 2
+    assert MAX_YAML_NODES >= 1000
+
+
+def test_long_or_multiline_source_and_name_are_refused() -> None:
+    with pytest.raises(RulesError, match="'source'"):
+        load_rules("burako", {"source": "x" * 10_000})
+    with pytest.raises(RulesError, match="'source'"):
+        load_rules("burako", {"source": ["a", "b"]})
+    with pytest.raises(RulesError, match="'name'"):
+        load_rules("burako", {"name": "two\nlines"})
+
+
+def test_preset_naming_its_own_file_is_a_clear_error(tmp_path: Path) -> None:
+    own = tmp_path / "own.yaml"
+    own.write_text(f"preset: {own}\nmax_turns: 50\n", encoding="utf-8")
+    with pytest.raises(RulesError, match="leads back to a file being loaded"):
+        load_rules(own)
+    a, b = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    a.write_text(f"preset: {b}\n", encoding="utf-8")
+    b.write_text(f"preset: {a}\n", encoding="utf-8")
+    with pytest.raises(RulesError, match=r"a\.yaml -> .*b\.yaml -> .*a\.yaml"):
+        load_rules(a)
+    # a chain without a cycle still works, and the loader is usable afterwards
+    b.write_text("preset: burako\ntarget: 1500\n", encoding="utf-8")
+    assert load_rules(a).target == 1500
+
+
+def test_non_utf8_rules_and_record_files_name_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes("name: se\xf1or\n".encode("latin-1"))
+    with pytest.raises(RulesError, match=r"latin1\.yaml.*not UTF-8"):
+        load_rules(path)
+    records = tmp_path / "games.jsonl"
+    records.write_bytes(b'{"a": 1}\n'.replace(b"1", b"\xff"))
+    with pytest.raises(RecordError, match=r"line 1.*not UTF-8"):
+        read_records(records)
+
+
+def test_out_of_range_and_wrongly_typed_rule_values(tmp_path: Path) -> None:
+    for overrides, field in (
+        ({"max_turns": 10**30}, "max_turns"),
+        ({"max_turns": 1e30}, "max_turns"),
+        ({"target": 2**40}, "target"),
+        ({"tile_values": {"joker": 2**33}}, "tile_values.joker"),
+    ):
+        with pytest.raises(RulesError, match=f"'{field}'"):
+            load_rules("burako", overrides)
+    path = tmp_path / "big.yaml"
+    path.write_text("preset: burako\nmax_turns: 1e30\n", encoding="utf-8")
+    with pytest.raises(RulesError, match="'max_turns': expected an integer"):
+        load_rules(path)
+    with pytest.raises(RulesError, match="rule overrides must be a mapping"):
+        load_rules("burako", "max_turns")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("make", [burako_env.raw_env, lambda **kw: BurakoVectorEnv(2, **kw)])
+def test_env_arguments_are_refused_not_coerced(make) -> None:
+    with pytest.raises(RulesError, match="rule_overrides must be a dict"):
+        make(rule_overrides="max_turns")
+    for scale in (math.nan, math.inf, "fast", 0, True):
+        with pytest.raises(ValueError, match="reward_scale must be a positive finite number"):
+            make(reward_scale=scale)
+    for players in (2.7, "4", 2.0, True):
+        with pytest.raises(RulesError, match="num_players must be an integer"):
+            make(num_players=players)
+
+
+def test_reset_seed_must_be_an_integer() -> None:
+    env = burako_env.raw_env()
+    for seed in (1.5, "3", -1, True):
+        with pytest.raises(ValueError, match="seed must be a non-negative integer"):
+            env.reset(seed=seed)
+    venv = BurakoVectorEnv(2)
+    with pytest.raises(ValueError, match="seed must be a non-negative integer"):
+        venv.reset(seed=1.5)
+    with pytest.raises(ValueError, match="seed must be a non-negative integer"):
+        venv.reset(seed=[0, 2.5])
+    env.reset(seed=np.int64(3))  # numpy integers are integers
+
+
+def test_raw_env_step_before_reset_and_after_the_game_is_over() -> None:
+    env = burako_env.raw_env()
+    with pytest.raises(RuntimeError, match="call reset"):
+        env.step(0)
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for agent in env.agent_iter():
+        obs, _r, term, trunc, _info = env.last()
+        env.step(None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        assert agent
+    with pytest.raises(RuntimeError, match=r"the game is over.*reset"):
+        env.step(0)
+
+
+def test_match_infos_do_not_keep_the_last_hands_summary() -> None:
+    """match=True: each agent sees the finished hand's summary once, at its next turn; not for the whole next hand."""
+    env = burako_env.raw_env(match=True, rule_overrides={"target": 5000})
+    env.reset(seed=2)
+    rng = np.random.default_rng(2)
+    seen_after: dict[str, int] = {}
+    hands_finished = 0
+    for agent in env.agent_iter(max_iter=20_000):
+        obs, _r, term, trunc, info = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        if info.get("hand_over"):
+            seen_after[agent] = seen_after.get(agent, 0) + 1
+            assert info["hand_number"] == env.game.hand_number - 1
+        hand = env.game.hand_number
+        env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        if env.game.hand_number != hand:
+            hands_finished += 1
+        if hands_finished >= 2:
+            break
+    assert hands_finished >= 1
+    # each agent saw each finished hand's summary exactly once
+    assert all(count <= hands_finished for count in seen_after.values()), seen_after
+
+
+def test_sample_legal_actions_refuses_a_row_without_legal_actions() -> None:
+    masks = np.zeros((3, burako_env.NUM_ACTIONS), dtype=np.int8)
+    masks[0, 5] = masks[2, 7] = 1
+    with pytest.raises(ValueError, match=r"1 mask row\(s\) have no legal action \(rows \[1\]"):
+        sample_legal_actions(masks, np.random.default_rng(0))
+    masks[1, 9] = 1
+    assert sample_legal_actions(masks, np.random.default_rng(0)).tolist() == [5, 9, 7]
+
+
+# ---------------------------------------------------------------------- item 5: config values and checkpoints
+SMOKE = Path(__file__).resolve().parent.parent / "configs" / "ppo_smoke.yaml"
+
+
+def test_training_set_values_are_checked_against_the_field_types(capsys: pytest.CaptureFixture[str]) -> None:
+    from training.ppo import load_config, main
+
+    cfg = load_config(SMOKE, ["learning_rate=1e-3", "ent_coef=1e-2", "total_steps=1e4", "target_kl=2e-2"])
+    assert (cfg.learning_rate, cfg.ent_coef, cfg.total_steps, cfg.target_kl) == (0.001, 0.01, 10_000, 0.02)
+    assert isinstance(cfg.total_steps, int) and isinstance(cfg.learning_rate, float)
+    for assignment, message in (
+        ("total_steps=abc", "total_steps: expected an integer, got the text 'abc'"),
+        ("learning_rate=fast", "learning_rate: expected a number, got the text 'fast'"),
+        ("num_envs=2.5", "num_envs: expected an integer, got 2.5"),
+        ("anneal_lr=1", "anneal_lr: expected true or false"),
+        ("ent_coef=nan", "ent_coef: expected a finite number"),
+        ("league_baselines=planner", "league_baselines: expected a list"),
+        ("eval_opponents=[planner, nobody]", "unknown agent"),
+        ("learning_rate=-1e-3", "learning_rate must be > 0"),
+        ("gamma=1.5", r"gamma must be in \[0, 1\]"),
+        ("exp_name=../../etc", "exp_name must be"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            load_config(SMOKE, [assignment])
+    with pytest.raises(SystemExit) as exited:
+        main(["--config", str(SMOKE), "--set", "total_steps=abc"])
+    assert exited.value.code == 2
+    assert "total_steps: expected an integer" in capsys.readouterr().err
+
+
+def test_tournament_config_values_are_checked_against_the_field_types(tmp_path: Path) -> None:
+    from training.tournament import TournamentError, load_config
+
+    path = tmp_path / "t.yaml"
+    path.write_text("participants: [random, greedy]\nout: " + str(tmp_path / "out") + "\n", encoding="utf-8")
+    cfg = load_config(path, ["ratings.prior_draws=1e-1", "games_per_pairing=4e1", "move_time_limit=2e0"])
+    assert (cfg.prior_draws, cfg.games_per_pairing, cfg.move_time_limit) == (0.1, 40, 2.0)
+    for assignment, message in (
+        ("ratings.prior_draws=abc", "ratings.prior_draws: expected a number"),
+        ("seed=2.5", "seed: expected an integer, got 2.5"),
+        ("workers=two", "workers: expected an integer"),
+        ("name=[1, 2]", "name: expected a string"),
+        ("backend=7", "backend: expected a string"),
+        ("move_time_limit=0", "move_time_limit must be > 0"),
+    ):
+        with pytest.raises(TournamentError, match=message):
+            load_config(path, [assignment])
+
+
+def _training_checkpoint(tmp_path: Path) -> Path:
+    from training.ppo import PPOConfig, Trainer, load_config
+
+    values = {**load_config(SMOKE).to_dict(), "run_root": str(tmp_path), "num_envs": 1, "hidden": 16, "slot_embed": 4}
+    trainer = Trainer(PPOConfig(**values), progress=False)
+    trainer.started = time.perf_counter()
+    path = trainer.save_checkpoint()
+    trainer.writer.close()
+    return path
+
+
+def test_crafted_checkpoints_are_checkpoint_errors(tmp_path: Path) -> None:
+    """An extra shape key, no optimizer, NaN weights: CheckpointError at load (resume included), not later."""
+    import torch
+
+    from training import checkpoint as ckpt
+    from training.ppo import PPOConfig, Trainer
+
+    good = _training_checkpoint(tmp_path)
+    data = ckpt.load(good)
+
+    def crafted(name: str, change) -> Path:
+        copy = torch.load(good, weights_only=True)
+        change(copy)
+        path = tmp_path / name
+        torch.save(copy, path)
+        return path
+
+    cases = {
+        "extra_shape_key.pt": (lambda d: d["policy"]["shape"].update(colour="blue"), "network shape has keys"),
+        "no_optimizer.pt": (lambda d: d["trainer"].pop("optimizer"), "lacks 'optimizer'"),
+        "nan_weights.pt": (
+            lambda d: next(iter(d["policy"]["state_dict"].values())).fill_(float("nan")),
+            "NaN or infinite",
+        ),
+        "string_weights.pt": (lambda d: d["policy"].update(state_dict={"w": "x"}), "not a tensor"),
+    }
+    config = PPOConfig(**{**data["config"], "run_root": str(tmp_path)})
+    for name, (change, message) in cases.items():
+        path = crafted(name, change)
+        with pytest.raises(ckpt.CheckpointError, match=message):
+            ckpt.load(path)
+        with pytest.raises(ckpt.CheckpointError, match=message):
+            Trainer(config, resume=path, progress=False)

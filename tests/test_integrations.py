@@ -1,0 +1,300 @@
+"""The game as the RL libraries expect it: PettingZoo's parallel API and a
+single-agent Gymnasium env, each passing that library's own checker."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test
+
+import burako_env
+from burako_env import actions as A
+from burako_env.gym import BurakoGymEnv
+
+
+# ---------------------------------------------------------------------- PettingZoo
+def test_parallel_env_passes_pettingzoo_checks() -> None:
+    parallel_api_test(burako_env.parallel_env(), num_cycles=200)
+    parallel_seed_test(burako_env.parallel_env, num_cycles=200)
+
+
+def test_aec_env_still_passes_api_test() -> None:
+    api_test(burako_env.env(num_players=4), num_cycles=200)
+
+
+def test_parallel_env_max_cycles_truncates_after_that_many_steps() -> None:
+    """The parallel half of pettingzoo.test.max_cycles_test: with actions
+    sampled from the action spaces, the episode ends after exactly
+    ``max_cycles`` parallel steps (truncated, no score)."""
+    max_cycles = 4
+    env = burako_env.parallel_env(max_cycles=max_cycles)
+    env.reset(seed=0)
+    for step in range(max_cycles + 10):  # noqa: B007 (read after the loop)
+        actions = {agent: env.action_space(agent).sample() for agent in env.agents}
+        _, rewards, terminations, truncations, infos = env.step(actions)
+        if all(terminations[a] or truncations[a] for a in terminations):
+            break
+    assert step + 1 == max_cycles
+    assert all(truncations.values()) and not any(terminations.values())
+    assert all(r == 0.0 for r in rewards.values())
+    assert {info["end_reason"] for info in infos.values()} == {"max_cycles"}
+
+
+def test_action_space_sample_is_legal_for_the_agent_to_act() -> None:
+    env = burako_env.env(num_players=2)
+    env.reset(seed=1)
+    space = env.action_space(env.agent_selection)
+    space.seed(0)
+    for _ in range(60):
+        agent = env.agent_selection
+        mask = env.observe(agent)["action_mask"]
+        action = int(env.action_space(agent).sample())
+        assert mask[action] == 1
+        env.step(action)
+    # an explicit mask still wins, and contains() still accepts every action id
+    other = next(a for a in env.agents if a != env.agent_selection)
+    assert env.action_space(other).contains(A.NUM_ACTIONS - 1)
+    only = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
+    only[3] = 1
+    assert int(env.action_space(env.agent_selection).sample(mask=only)) == 3
+
+
+def test_max_cycles_is_checked() -> None:
+    with pytest.raises(ValueError, match="max_cycles must be a positive integer"):
+        burako_env.env(max_cycles=0)
+
+
+# ---------------------------------------------------------------------- Gymnasium single agent
+def test_gym_env_passes_gymnasium_and_sb3_checkers() -> None:
+    from gymnasium.utils.env_checker import check_env
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # unbounded Box warnings (observation_bounds has inf for scores)
+        check_env(BurakoGymEnv(opponents="random"), skip_render_check=True)
+    sb3 = pytest.importorskip("stable_baselines3.common.env_checker")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sb3.check_env(BurakoGymEnv(opponents="planner", learner_seat=1))
+
+
+def _play_out(env: BurakoGymEnv, seed: int, policy_seed: int = 0) -> tuple[float, dict, list[int]]:
+    rng = np.random.default_rng(policy_seed)
+    obs, info = env.reset(seed=seed)
+    total, actions = 0.0, []
+    while True:
+        mask = env.action_masks()
+        assert np.array_equal(mask, obs["action_mask"].astype(bool))
+        assert mask.any() and env.game.current == env.learner_seat
+        action = int(rng.choice(np.flatnonzero(mask)))
+        actions.append(action)
+        obs, reward, terminated, truncated, info = env.step(action)
+        total += reward
+        if terminated or truncated:
+            return total, info, actions
+
+
+def test_gym_env_credits_the_learners_own_hand_result() -> None:
+    """The episode return is the learner's side's hand score minus the
+    other's (/ reward_scale), read from the final hand's breakdown."""
+    seen_nonzero = False
+    for seat in (0, 1):
+        env = BurakoGymEnv(opponents="random", learner_seat=seat)
+        for seed in range(6):
+            total, info, _ = _play_out(env, seed)
+            assert info["learner_seat"] == seat and info["side"] == seat
+            breakdown = info["score_breakdown"]
+            if breakdown is None:
+                assert total == 0.0
+                continue
+            mine, theirs = breakdown[seat]["total"], breakdown[1 - seat]["total"]
+            assert total == pytest.approx((mine - theirs) / 1000.0)
+            assert info["hand_score"] == mine
+            seen_nonzero |= mine != theirs
+    assert seen_nonzero
+
+
+def test_gym_env_is_reproducible_from_the_seed_with_reseeded_opponents() -> None:
+    a = BurakoGymEnv(opponents="random")
+    b = BurakoGymEnv(opponents="random")
+    first = _play_out(a, seed=7)
+    _play_out(a, seed=8)  # the opponent's generator moves on
+    again = _play_out(a, seed=7)  # ... and reset(seed) reseeds it
+    other = _play_out(b, seed=7)
+    assert first[0] == again[0] == other[0]
+    assert first[2] == again[2] == other[2]
+    assert first[1]["score_breakdown"] == other[1]["score_breakdown"]
+
+
+def test_gym_env_opponents_can_be_callables_and_agents() -> None:
+    from agents.random_agent import RandomAgent
+
+    calls = []
+
+    def first_legal(observation: dict[str, np.ndarray]) -> int:
+        calls.append(observation["observation"].shape)
+        return int(np.flatnonzero(observation["action_mask"])[0])
+
+    env = BurakoGymEnv(opponents=[first_legal, RandomAgent(seed=1), "greedy"], num_players=4, learner_seat=2)
+    _, info, _ = _play_out(env, seed=3)
+    assert info["hand_over"] and calls
+    with pytest.raises(ValueError, match="3 opponent seats"):
+        BurakoGymEnv(opponents=["random"], num_players=4)
+    with pytest.raises(ValueError, match="learner_seat"):
+        BurakoGymEnv(learner_seat=2)
+
+
+def test_gym_env_illegal_action_ends_the_episode_or_raises() -> None:
+    env = BurakoGymEnv()
+    obs, _ = env.reset(seed=0)
+    illegal = int(np.flatnonzero(obs["action_mask"] == 0)[0])
+    _, reward, terminated, truncated, info = env.step(illegal)
+    assert (reward, terminated, truncated, info["illegal_action"]) == (-1.0, True, False, True)
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(0)
+    strict = BurakoGymEnv(illegal="raise")
+    strict.reset(seed=0)
+    before = strict.game.st.copy()
+    with pytest.raises(ValueError, match="illegal action"):
+        strict.step(illegal)
+    assert np.array_equal(strict.game.st, before)
+
+
+# ---------------------------------------------------------------------- Gymnasium vector env
+def _random_rows(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    return np.array([rng.choice(np.flatnonzero(row)) for row in masks], dtype=np.int64)
+
+
+def test_vector_env_spaces_and_fresh_arrays() -> None:
+    from gymnasium.vector import AutoresetMode, VectorEnv
+
+    from burako_env.gym_vector import BurakoGymVectorEnv
+
+    envs = BurakoGymVectorEnv(3)
+    assert isinstance(envs, VectorEnv)
+    assert envs.metadata["autoreset_mode"] is AutoresetMode.SAME_STEP
+    obs, _ = envs.reset(seed=0)
+    assert obs["observation"].shape == (3, envs.obs_size) and obs["action_mask"].dtype == np.int8
+    assert envs.observation_space.contains(obs)
+    assert envs.single_observation_space["observation"].shape == (envs.obs_size,)
+    assert envs.action_space.shape == (3,) and envs.single_action_space.n == A.NUM_ACTIONS
+    kept = {k: v.copy() for k, v in obs.items()}
+    obs2, *_ = envs.step(_random_rows(obs["action_mask"], np.random.default_rng(0)))
+    assert all(np.array_equal(kept[k], obs[k]) for k in obs)  # stepping did not write into what we hold
+    assert obs2["observation"] is not obs["observation"]
+    assert np.array_equal(obs2["action_mask"].astype(bool), envs.action_masks())
+
+
+def test_vector_env_same_step_autoreset_credits_the_learner() -> None:
+    """A finished game reports its final observation and info in the step
+    that ended it and is already dealt again; the reward is the learner
+    side's hand result (score minus the other's, / 1000)."""
+    from burako_env.gym_vector import BurakoGymVectorEnv
+
+    envs = BurakoGymVectorEnv(4, learner_seat="alternate")
+    obs, _ = envs.reset(seed=1)
+    rng = np.random.default_rng(2)
+    finished = 0
+    for _ in range(600):
+        obs, rewards, terminated, truncated, infos = envs.step(_random_rows(obs["action_mask"], rng))
+        done = terminated | truncated
+        for i in np.flatnonzero(done):
+            finished += 1
+            assert infos["_final_obs"][i] and infos["_final_info"][i]
+            final = infos["final_info"]
+            assert final["learner_seat"][i] == i % 2
+            assert not infos["final_obs"][i]["action_mask"].any()
+            breakdown = final["score_breakdown"][i]
+            if breakdown is None:
+                assert rewards[i] == 0.0 and not final["has_score"][i]
+            else:
+                side = final["side"][i]
+                expected = (breakdown[side]["total"] - breakdown[1 - side]["total"]) / 1000.0
+                assert rewards[i] == pytest.approx(expected, abs=1e-6)
+                assert final["hand_score"][i] == breakdown[side]["total"]
+            assert obs["action_mask"][i].any()  # the new hand, learner to act
+        for i in np.flatnonzero(~done):
+            assert rewards[i] == 0.0
+        if finished >= 6:
+            break
+    assert finished >= 6
+
+
+def test_vector_env_is_reproducible_and_accepts_a_batched_opponent() -> None:
+    from burako_env.gym_vector import BurakoGymVectorEnv
+
+    seen: list[int] = []
+
+    def first_legal(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        assert observations.shape[0] == masks.shape[0]
+        seen.append(masks.shape[0])
+        return masks.argmax(axis=1)
+
+    runs = []
+    for _ in range(2):
+        envs = BurakoGymVectorEnv(3, opponent=first_legal, learner_seat=1)
+        obs, _ = envs.reset(seed=5)
+        rng = np.random.default_rng(0)
+        for _ in range(30):
+            obs, *_ = envs.step(_random_rows(obs["action_mask"], rng))
+        runs.append(obs["observation"])
+    assert np.array_equal(runs[0], runs[1]) and seen
+    envs = BurakoGymVectorEnv(2)
+    obs, _ = envs.reset(seed=0)
+    illegal = np.array([np.flatnonzero(obs["action_mask"][0] == 0)[0], 0])
+    before = envs._states.copy()
+    with pytest.raises(ValueError, match="illegal learner actions"):
+        envs.step(illegal)
+    assert np.array_equal(envs._states, before)
+
+
+def test_vector_env_under_gymnasium_vector_wrappers() -> None:
+    from gymnasium.wrappers.vector import NormalizeReward, RecordEpisodeStatistics
+
+    from burako_env.gym_vector import BurakoGymVectorEnv
+
+    envs = RecordEpisodeStatistics(NormalizeReward(BurakoGymVectorEnv(4)))
+    obs, _ = envs.reset(seed=0)
+    rng = np.random.default_rng(0)
+    episodes = 0
+    for _ in range(800):
+        obs, _, _, _, infos = envs.step(_random_rows(obs["action_mask"], rng))
+        if "episode" in infos:
+            episodes += int(infos["_episode"].sum())
+        if episodes >= 3:
+            break
+    assert episodes >= 3 and len(envs.return_queue) == episodes
+
+
+# ---------------------------------------------------------------------- OpenSpiel
+def test_openspiel_adapter_states_clone_resample_and_score() -> None:
+    pyspiel = pytest.importorskip("pyspiel")
+    from burako_env.engine import GameState
+    from burako_env.openspiel import resample_from_infostate
+
+    game = pyspiel.load_game("python_burako", {"players": 2, "num_deals": 50})
+    state = game.new_initial_state()
+    assert state.is_chance_node() and len(state.chance_outcomes()) == 50
+    state.apply_action(7)
+    assert state.engine.to_dict() == GameState.new_game(np.random.default_rng(7), "burako", 2).to_dict()
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        state.apply_action(int(rng.choice(state.legal_actions())))
+    player = state.current_player()
+    sample = resample_from_infostate(state, player, np.random.default_rng(1))
+    assert sample.information_state_string(player) == state.information_state_string(player)
+    assert np.array_equal(sample.observation_tensor(player), state.observation_tensor(player))
+    assert sample.legal_actions() == state.legal_actions()
+    other = 1 - player
+    assert sample.engine.hands[other].tolist() != state.engine.hands[other].tolist()  # hidden tiles resampled
+    clone = state.clone()
+    clone.apply_action(clone.legal_actions()[0])
+    assert clone.history() != state.history() and clone.engine.to_dict() != state.engine.to_dict()
+    while not state.is_terminal():
+        state.apply_action(int(rng.choice(state.legal_actions())))
+    returns = state.returns()
+    assert sum(returns) == pytest.approx(0.0)
+    scores = state.engine.hand_scores
+    if scores is not None:
+        assert returns[0] == pytest.approx((scores[0].total - scores[1].total) / 1000.0)

@@ -1,0 +1,258 @@
+"""Faults during long runs and runs that share a folder (issue 14, items 6, 7, 8):
+agents whose process dies, exits or hangs become recorded forfeits; output
+folders and files are locked; resumed journals must match the run; clear
+errors for the smaller faults of the command lines."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agents.random_agent import RandomAgent
+from training import tournament as T
+
+
+class DyingAgent:
+    """A random agent that, in seat ``seat`` at its ``after``-th decision, ends
+    its process (``how="os_exit"``), calls ``sys.exit`` (``how="sys_exit"``),
+    or never answers (``how="hang"``)."""
+
+    name = "dying"
+
+    def __init__(self, seed: int | None = None, how: str = "os_exit", seat: int = 0, after: int = 2) -> None:
+        self.inner = RandomAgent(seed=seed)
+        self.how, self.fault_seat, self.after = how, seat, after
+        self.calls = 0
+        self.seat = -1
+
+    def reset(self, seat: int, rules: Any, num_players: int) -> None:
+        self.calls, self.seat = 0, seat
+        self.inner.reset(seat, rules, num_players)
+
+    def act(self, observation: Any, view: Any) -> int:
+        self.calls += 1
+        if self.seat == self.fault_seat and self.calls > self.after:
+            if self.how == "os_exit":
+                os._exit(3)
+            if self.how == "sys_exit":
+                sys.exit("deliberate exit")
+            time.sleep(3600)
+        return self.inner.act(observation, view)
+
+
+def gauntlet(out: Path, challengers: list[dict[str, Any]], **overrides: Any) -> T.TournamentConfig:
+    data: dict[str, Any] = {
+        "participants": [{"name": "rand", "agent": "random"}, *challengers],
+        "format": "gauntlet",
+        "challengers": [c["name"] for c in challengers],
+        "games_per_pairing": 2,
+        "seed": 3,
+        "workers": 1,
+        "backend": "inprocess",
+        "out": str(out),
+        "ratings": {"bootstrap": 10},
+    }
+    data.update(overrides)
+    return T.TournamentConfig.from_dict(data)
+
+
+def forfeits(out: Path) -> list[dict[str, Any]]:
+    return [json.loads(line)["meta"]["forfeit"] for line in (out / T.FORFEITS).read_text().splitlines()]
+
+
+def test_a_dead_or_hung_pool_worker_becomes_a_forfeit_and_the_run_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """os._exit in a pool worker, and an agent that never answers (move_time_limit), each forfeit one game."""
+    monkeypatch.setattr(T, "HANG_GRACE_SECONDS", 0.5, raising=False)
+    agent = f"{__name__}:DyingAgent"
+    config = gauntlet(
+        tmp_path,
+        [
+            {"name": "exiter", "agent": agent, "options": {"how": "os_exit"}},
+            {"name": "hanger", "agent": agent, "options": {"how": "hang"}},
+        ],
+        backend="pool",
+        move_time_limit=0.5,
+        chunk_size=2,
+    )
+    start = time.perf_counter()
+    result = T.run_tournament(config)
+    assert time.perf_counter() - start < 120
+    assert result.complete and len(result.rows) == 4
+    faults = sorted(forfeits(tmp_path), key=lambda f: f["participant"])
+    assert [(f["participant"], f["kind"], f["seat"]) for f in faults] == [
+        ("exiter", "crash", 0),
+        ("hanger", "timeout", 0),
+    ]
+    assert "exit code 3" in faults[0]["message"] and faults[0]["step"] >= 2
+    # the other seating of each deal was played to the end
+    assert len((tmp_path / T.RECORDS).read_text().splitlines()) == 2
+
+
+def test_sys_exit_in_process_is_a_forfeit_and_resume_does_not_replay_it(tmp_path: Path) -> None:
+    config = gauntlet(
+        tmp_path, [{"name": "quitter", "agent": f"{__name__}:DyingAgent", "options": {"how": "sys_exit"}}]
+    )
+    result = T.run_tournament(config)
+    assert result.complete
+    (fault,) = forfeits(tmp_path)
+    assert (fault["participant"], fault["kind"]) == ("quitter", "exit")
+    assert "sys.exit('deliberate exit')" in fault["message"]
+    assert T.run_tournament(config).played == 0
+
+
+def test_move_time_limit_forfeits_a_slow_answer_in_process(tmp_path: Path) -> None:
+    from agents.runner import AgentFault, play_game
+
+    class Slow(RandomAgent):
+        def act(self, observation: Any, view: Any) -> int:
+            time.sleep(0.05)
+            return super().act(observation, view)
+
+    with pytest.raises(AgentFault) as info:
+        play_game([Slow(seed=1), RandomAgent(seed=2)], "burako", 2, 0, move_time_limit=0.01)
+    assert info.value.kind == "timeout" and info.value.seat == 0 and "limit is 0.01 s" in str(info.value)
+
+
+def test_burako_eval_reports_a_dead_worker_clearly() -> None:
+    from agents.runner import AgentFault
+    from training.evaluate import AgentSpec, evaluate
+
+    dying = AgentSpec.of("dying", {"how": "os_exit"}, factory=DyingAgent)
+    with pytest.raises(AgentFault, match=r"a worker process died while playing deals 0\.\.0 of dying"):
+        evaluate(dying, AgentSpec.of("random"), games=2, workers=2)
+
+
+# ---------------------------------------------------------------------- item 7: runs that share a folder
+def small(out: Path, seed: int = 7, **overrides: Any) -> T.TournamentConfig:
+    data: dict[str, Any] = {
+        "participants": ["random", {"name": "random2", "agent": "random"}],
+        "games_per_pairing": 4,
+        "seed": seed,
+        "backend": "inprocess",
+        "out": str(out),
+        "ratings": {"bootstrap": 10},
+    }
+    data.update(overrides)
+    return T.TournamentConfig.from_dict(data)
+
+
+def test_two_evaluations_cannot_write_the_same_record(tmp_path: Path) -> None:
+    from training.evaluate import AgentSpec, evaluate
+    from training.locks import file_lock
+
+    record = tmp_path / "games.jsonl"
+    record.write_text("the first run's records\n", encoding="utf-8")
+    held = file_lock(record, "the record file")  # what a running burako-eval holds
+    try:
+        with pytest.raises(ValueError, match="another process is using the record file"):
+            evaluate(AgentSpec.of("random"), AgentSpec.of("random"), games=2, record_path=record)
+        assert record.read_text(encoding="utf-8") == "the first run's records\n"
+    finally:
+        held.release()
+    evaluate(AgentSpec.of("random"), AgentSpec.of("random"), games=2, record_path=record)
+    assert len(record.read_text(encoding="utf-8").splitlines()) == 2
+
+
+def test_two_tournaments_in_one_folder(tmp_path: Path) -> None:
+    """A running tournament locks its folder; games of another seed are never published as this run's."""
+    from training.locks import folder_lock
+
+    tmp_path.mkdir(exist_ok=True)
+    held = folder_lock(tmp_path, "the tournament folder")
+    try:
+        with pytest.raises(T.TournamentError, match="another process is using the tournament folder"):
+            T.run_tournament(small(tmp_path, seed=8))
+    finally:
+        held.release()
+    # the journals of a seed-8 run under a folder whose config says seed 7 (what two interleaved runs left)
+    seed8 = tmp_path / "eight"
+    T.run_tournament(small(seed8, seed=8))
+    seed7 = tmp_path / "seven"
+    T.run_tournament(small(seed7, seed=7), max_games=1)
+    (seed7 / T.RECORDS).write_bytes((seed8 / T.RECORDS).read_bytes())
+    config_before = (seed7 / "config.yaml").read_bytes()
+    with pytest.raises(T.TournamentError, match="has seed 8, but this run has 7"):
+        T.run_tournament(small(seed7, seed=7))
+    # a refused run leaves the folder's config.yaml alone
+    assert (seed7 / "config.yaml").read_bytes() == config_before
+    with pytest.raises(T.TournamentError, match="does not schedule"):
+        T.run_tournament(small(seed8, seed=8, games_per_pairing=2, format="round_robin"))
+    assert "seed: 8" in (seed8 / "config.yaml").read_text(encoding="utf-8")
+
+
+def test_training_run_folders_never_collide_and_are_locked(tmp_path: Path) -> None:
+    from training.locks import LockedError
+    from training.ppo import PPOConfig, Trainer, new_run_dir
+
+    config = PPOConfig(run_root=str(tmp_path), num_envs=1, hidden=16, slot_embed=4)
+    first, second = (new_run_dir(tmp_path, "burako2p", config) for _ in range(2))
+    assert first != second and first.is_dir() and second.is_dir()
+    assert second.name == first.name + "-2" or second.name[:-2] != first.name  # same second, or the clock moved
+    trainer = Trainer(config, progress=False)
+    trainer.started = time.perf_counter()
+    trainer.save_checkpoint()
+    with pytest.raises(LockedError, match="another process is using the training run"):
+        Trainer(config, resume=trainer.run_dir, progress=False)
+    trainer.lock.release()
+    trainer.writer.close()
+
+
+# ---------------------------------------------------------------------- item 8: smaller faults
+def test_command_line_path_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from training import evaluate as E
+
+    for args, message in (
+        (["--chunk-size", "0"], "chunk_size (deals per worker task) must be an integer >= 1"),
+        (["--record", str(tmp_path / "missing" / "g.jsonl")], "does not exist"),
+        (["--record", str(tmp_path)], "is a folder"),
+    ):
+        with pytest.raises(SystemExit) as exited:
+            E.main(["--a", "random", "--b", "random", "--games", "2", "--no-progress", *args])
+        assert exited.value.code == 2
+        assert message in capsys.readouterr().err
+    a_file = tmp_path / "out.txt"
+    a_file.write_text("x", encoding="utf-8")
+    with pytest.raises(T.TournamentError, match="is a file, not a folder"):
+        T.run_tournament(small(a_file))
+
+
+def test_empty_journals_of_a_failed_run_block_nothing(tmp_path: Path) -> None:
+    """A run that failed before its first game (backend=ray without ray, say) left config.yaml and empty journals."""
+    T.run_tournament(small(tmp_path, seed=1), max_games=1)
+    for name in (T.RECORDS, T.FORFEITS):
+        (tmp_path / name).write_bytes(b"")
+    result = T.run_tournament(small(tmp_path, seed=2))
+    assert result.complete and result.played == 4
+
+
+def test_resume_before_the_first_ppo_checkpoint_keeps_the_cloning_curves(tmp_path: Path) -> None:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from training.ppo import PPOConfig, Trainer
+
+    config = PPOConfig(
+        run_root=str(tmp_path), num_envs=1, hidden=16, slot_embed=4, bc_teacher="random", bc_games=2, bc_epochs=3,
+        workers=1, minibatch_size=64,
+    )  # fmt: skip
+    trainer = Trainer(config, progress=False)
+    trainer.started = time.perf_counter()
+    trainer.behaviour_clone()
+    trainer.save_checkpoint()  # what train() does after cloning, before any PPO update
+    run_dir = trainer.run_dir
+    trainer.writer.close()
+    lock = vars(trainer).pop("lock", None)  # the run is "killed" here, before its first PPO checkpoint
+    if lock is not None:
+        lock.release()
+    resumed = Trainer(config, resume=run_dir, progress=False)
+    resumed.writer.close()
+    events = EventAccumulator(str(run_dir))
+    events.Reload()
+    assert len(events.Scalars("bc/loss")) == 3

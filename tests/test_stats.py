@@ -1,0 +1,49 @@
+"""Win-rate intervals (burako_env.stats): Wilson, never a point on a small sample."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from burako_env.stats import mean_ci, rate_ci, wilson_interval
+
+
+def test_twenty_of_twenty_is_not_a_point() -> None:
+    rate, (low, high) = rate_ci([1.0] * 20)
+    assert rate == 1.0 and high == 1.0
+    assert low == pytest.approx(0.8389, abs=1e-4)  # Wilson 20/20
+    assert f"[{low:.3f}, {high:.3f}]" == "[0.839, 1.000]"
+    _, (low0, high0) = rate_ci([0.0] * 20)
+    assert low0 == 0.0 and high0 == pytest.approx(0.1611, abs=1e-4)
+
+
+def test_binary_outcomes_give_the_textbook_wilson_interval() -> None:
+    # 7 of 10: Wilson (z = 1.96) = [0.3968, 0.8922]
+    rate, (low, high) = rate_ci([1.0] * 7 + [0.0] * 3)
+    assert rate == 0.7
+    assert (low, high) == pytest.approx((0.3968, 0.8922), abs=1e-4)
+    assert wilson_interval(0.7, 10) == pytest.approx((low, high))
+
+
+def test_pair_means_without_spread_inside_are_exact() -> None:
+    """The same agent on both sides of every duplicate pair: exactly 0.5 each."""
+    assert rate_ci([0.5] * 30) == (0.5, (0.5, 0.5))
+
+
+def test_fractional_outcomes_use_the_effective_sample_size() -> None:
+    values = [1.0, 0.5, 1.0, 0.75] * 25
+    rate, (low, high) = rate_ci(values)
+    _, (nlow, nhigh) = mean_ci(values)
+    assert low < rate < high <= 1.0
+    # less spread than a coin's: narrower than Wilson on n, close to the normal interval
+    wlow, whigh = wilson_interval(rate, len(values))
+    assert whigh - wlow > high - low
+    assert high - low == pytest.approx(nhigh - nlow, rel=0.1)
+
+
+def test_rate_ci_bad_input() -> None:
+    with pytest.raises(ValueError, match=r"must lie in \[0, 1\]"):
+        rate_ci([0.5, 1.5])
+    assert math.isnan(rate_ci([])[0])
+    assert math.isnan(rate_ci([1.0])[1][0])
