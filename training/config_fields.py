@@ -16,6 +16,7 @@ Accepted per annotation:
 | ``bool``        | true / false only                                                |
 | ``str``         | a string                                                         |
 | ``list[str]``   | a list of strings                                                |
+| ``dict[K, V]``  | a mapping whose keys fit K and values fit V                      |
 | ``X | None``    | None (YAML ``null``) or what X accepts                           |
 """
 
@@ -95,6 +96,13 @@ def check_value(name: str, value: Any, annotation: Any) -> Any:
         if not isinstance(value, (list, tuple)):
             raise FieldError(f"{name}: expected a list, got {type(value).__name__} {short_repr(value)}")
         return [check_value(f"{name}[{i}]", v, item) for i, v in enumerate(value)]
+    if origin is dict:
+        key_type, value_type = typing.get_args(annotation)
+        if not isinstance(value, dict):
+            raise FieldError(f"{name}: expected a mapping, got {type(value).__name__} {short_repr(value)}")
+        return {
+            check_value(f"{name} key", k, key_type): check_value(f"{name}.{k}", v, value_type) for k, v in value.items()
+        }
     checks = {int: as_int, float: as_float, bool: as_bool, str: as_str}
     if annotation in checks:
         return checks[annotation](name, value)

@@ -49,6 +49,7 @@ import math
 import re
 import sys
 import time
+import typing
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -263,7 +264,7 @@ class PPOConfig:
             problems.append(f"device must be auto, cpu, cuda or cuda:N, got {self.device!r}")
         if self.env_threads is not None and self.env_threads <= 0:
             problems.append(f"env_threads must be > 0 or null, got {self.env_threads}")
-        problems.extend(schedule_problems(self.schedules))
+        problems.extend(schedule_problems(self.schedules, typing.get_type_hints(type(self))))
         if problems:
             raise ValueError("bad training config: " + "; ".join(problems))
 

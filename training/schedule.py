@@ -32,8 +32,12 @@ SCHEDULABLE: dict[str, tuple[type, ...]] = {
 }
 
 
-def schedule_problems(schedules: Any) -> list[str]:
-    """Everything wrong with a ``schedules`` mapping, as messages (empty: fine)."""
+def schedule_problems(schedules: Any, annotations: dict[str, Any] | None = None) -> list[str]:
+    """Everything wrong with a ``schedules`` mapping, as messages (empty: fine).
+
+    With ``annotations`` (the config's field types), each value is checked and
+    normalised in place by the config's own rules (``training.config_fields``:
+    ``1e-3`` read by YAML as a string becomes a float)."""
     if not isinstance(schedules, dict):
         return [f"schedules must be a mapping of field -> [[update, value], ...], got {schedules!r}"]
     problems = []
@@ -56,6 +60,16 @@ def schedule_problems(schedules: Any) -> list[str]:
             if update <= last:
                 problems.append(f"schedules.{name}: updates must increase, got {update} after {last}")
             last = update
+            if annotations is not None and name in annotations:
+                from training.config_fields import FieldError, check_value
+
+                try:
+                    value = check_value(f"schedules.{name} at update {update}", value, annotations[name])
+                except FieldError as exc:
+                    problems.append(str(exc))
+                    continue
+                if isinstance(point, list):
+                    point[1] = value
             if isinstance(value, bool) or not isinstance(value, SCHEDULABLE[name]):
                 kinds = "/".join(t.__name__ for t in SCHEDULABLE[name])
                 problems.append(f"schedules.{name}: value {value!r} at update {update} must be {kinds}")
