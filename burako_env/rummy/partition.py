@@ -191,12 +191,17 @@ def _build(mand, opt, weight, joker_at_number, joker_weight, free_jokers, jokers
                                 )
                                 if not last:
                                     # look-ahead: the short runs must be extended at the next number
+                                    # (and the length-1 runs at the one after)
                                     deficit = 0
                                     for c in range(4):
                                         code = opt_code[c, i0 if c == 0 else (i1 if c == 1 else (i2 if c == 2 else i3))]
                                         short = code % 5 + (code // 5) % 5
                                         kind = c * NUM_NUMBERS + number
                                         deficit += max(0, short - mand[kind] - opt[kind])
+                                        if number + 1 < NUM_NUMBERS:
+                                            deficit += max(0, code % 5 - mand[kind + 1] - opt[kind + 1])
+                                        elif code % 5:
+                                            deficit += 100  # a run of 1 at 12 cannot reach 3 tiles
                                     if deficit > jokers_max - used_jokers - placed:
                                         continue
                                 value = joker_value
