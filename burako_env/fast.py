@@ -386,6 +386,7 @@ def fast_tables(rules: Rules, num_players: int) -> FastTables:
         raise ValueError(f"muerto_size {rules.muerto_size} exceeds the fast core's capacity {MUERTO_CAP}")
     _check_int32_scores(rules)
     universe, _ = meld_universe()
+    assert len(universe) <= MEMO_SLOT_STRIDE, "the V3 memo key needs a wider slot stride"
     enc, kind_counts = _meld_facts()
     outc, n_outc = _outcome_table(rules.num_jokers, rules.set_colours_distinct)
     values = rules.tile_value_array().astype(np.int64)
