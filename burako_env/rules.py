@@ -1,4 +1,4 @@
-"""The rules object: every table rule of RULES.md Part 2 as one immutable value.
+"""The rules object: every table rule of docs/rules.md Part 2 as one immutable value.
 
 Presets are YAML files in ``configs/rules/`` (installed as the package
 ``burako_env.presets``). :func:`load_rules` accepts a preset name, a path to a
@@ -37,7 +37,7 @@ CANASTA_BONUS_KEYS = ("clean", "dirty", "real", "ace_to_ace")
 
 @dataclass(frozen=True)
 class Rules:
-    """One table's rules. Field docs say which rule of RULES.md they carry."""
+    """One table's rules. Field docs say which rule of docs/rules.md they carry."""
 
     name: str = "custom"
     #: the rule sheet the values come from (informative)

@@ -9,7 +9,7 @@ Tile notation: a colour letter and a number, ``K`` black, ``R`` red, ``B``
 blue, ``Y`` yellow (``R5``, ``B12``, ``Y1``), and ``*`` (or ``★``) for the
 joker; tiles are separated by spaces or commas, letters are case-insensitive.
 Runs are written with :func:`run` on positions 1..14 (14 is the high 1, as in
-12-13-1, RULES.md B6) and sets with :func:`pierna`::
+12-13-1, docs/rules.md B6) and sets with :func:`pierna`::
 
     from burako_env.engine import Phase
     from burako_env.scenario import build_state, hand_of, pierna, run

@@ -1,4 +1,4 @@
-"""Tile kinds, colours, run positions and wilds (RULES.md B1, B2, B6, B9).
+"""Tile kinds, colours, run positions and wilds (docs/rules.md B1, B2, B6, B9).
 
 Every tile is identified by its *kind*, an int in ``0..52``:
 

@@ -1,4 +1,4 @@
-"""A slow, independent legality and scoring oracle, written straight from RULES.md.
+"""A slow, independent legality and scoring oracle, written straight from docs/rules.md.
 
 It shares with the engine only the *naming* of things: the action layout
 (``burako_env.actions``: offsets and encoders), the list ``melds.PATTERNS``
@@ -386,7 +386,7 @@ def allowed_add_outcomes(state: Any, slot: int, kind: int, constrained: bool = T
 
 
 def oracle_legal_actions(state: Any, constrained: bool = True) -> set[int]:
-    """The set of legal action ids in ``state``, from RULES.md (B15-B24, E3).
+    """The set of legal action ids in ``state``, from docs/rules.md (B15-B24, E3).
 
     ``constrained=False`` skips the B22/B23/E3 look-ahead (for measuring how
     often it matters); the real answer is ``constrained=True``.

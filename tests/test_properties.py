@@ -1,4 +1,4 @@
-"""Property tests of the engine against RULES.md Part 4 (E1-E5), with the
+"""Property tests of the engine against docs/rules.md Part 4 (E1-E5), with the
 independent oracle of ``tests/oracle.py``.
 
 Games are played with seeded numpy generators by two policies: uniformly

@@ -1,4 +1,4 @@
-"""One scenario per rule of RULES.md Part 1 (B1-B28), preset ``burako``.
+"""One scenario per rule of docs/rules.md Part 1 (B1-B28), preset ``burako``.
 
 Every test builds a small table with :func:`burako_env.scenario.build_state`
 and asserts the exact legal actions, the exact resulting melds, hands,

@@ -1,4 +1,4 @@
-"""Rummy rules R1-R11 and guarantees E1-E5 on exact, readable states (RULES.md Part 3, 4)."""
+"""Rummy rules R1-R11 and guarantees E1-E5 on exact, readable states (docs/rules.md Part 3, 4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Scenario tests for the variants of RULES.md Part 2 (V1-V5) and each preset's
+"""Scenario tests for the variants of docs/rules.md Part 2 (V1-V5) and each preset's
 differences from ``burako``. Expected scores are computed by hand in comments."""
 
 from __future__ import annotations

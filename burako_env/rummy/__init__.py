@@ -1,4 +1,4 @@
-"""Rummy, the rule sheets' second game (RULES.md Part 3): engine, exact masks, PettingZoo env.
+"""Rummy, the rule sheets' second game (docs/rules.md Part 3): engine, exact masks, PettingZoo env.
 
 import burako_env
 env = burako_env.rummy_env(num_players=3)   # rules="rummy" by default

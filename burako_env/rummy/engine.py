@@ -1,4 +1,4 @@
-"""The pure Rummy engine (RULES.md Part 3, R1-R11): state, legality, scoring.
+"""The pure Rummy engine (docs/rules.md Part 3, R1-R11): state, legality, scoring.
 
 No gym, PettingZoo or torch here; randomness only through an explicit
 ``numpy.random.Generator``. The table is kept as a multiset of tile kinds

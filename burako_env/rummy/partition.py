@@ -1,4 +1,4 @@
-"""Exact partition of tiles into Rummy melds (RULES.md R3, R6, R7): a DP over numbers.
+"""Exact partition of tiles into Rummy melds (docs/rules.md R3, R6, R7): a DP over numbers.
 
 The question every Rummy rule reduces to (R6/R7 decision: a play is legal when
 the table's tiles plus the tiles played can be arranged into valid melds) is:

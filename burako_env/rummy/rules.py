@@ -1,4 +1,4 @@
-"""Rummy table rules (RULES.md Part 3): the fields the rule sheets vary, as one immutable value.
+"""Rummy table rules (docs/rules.md Part 3): the fields the rule sheets vary, as one immutable value.
 
 Presets are YAML files in ``configs/rules/rummy/`` (installed with the Burako
 presets as ``burako_env.presets``, in its ``rummy`` folder), kept apart from
@@ -27,7 +27,7 @@ NUM_TILES = 106
 
 @dataclass(frozen=True)
 class RummyRules:
-    """One Rummy table's rules; each field names the rule of RULES.md it carries."""
+    """One Rummy table's rules; each field names the rule of docs/rules.md it carries."""
 
     name: str = "custom"
     source: str = ""
