@@ -30,7 +30,6 @@ The pieces, each usable alone:
 from __future__ import annotations
 
 import functools
-import math
 import time
 from typing import Any
 
@@ -39,6 +38,7 @@ import numpy as np
 
 from agents.base import SeatView
 from agents.heuristic import NEIGHBOURS_1, NEIGHBOURS_2, SAME_NUMBER, PlannerPolicy, meld_progress, rule_facts
+from agents.search import TreeNode, best_candidate, ucb_select
 from burako_env import fast as F
 from burako_env.engine import GameState
 from burako_env.fast import FastGame, FastTables, determinize_state, fast_tables, meld_universe
@@ -313,19 +313,6 @@ def rollout_values(st, T, E, buf, mask, scores, start_turn, depth, max_actions, 
 
 
 # ----------------------------------------------------------------------------- the agent
-class _Node:
-    """A tree node: statistics of the action that leads to it."""
-
-    __slots__ = ("available", "children", "side", "total", "visits")
-
-    def __init__(self, side: int = -1) -> None:
-        self.side = side  # the side that chose the action into this node
-        self.visits = 0
-        self.total = 0.0
-        self.available = 0
-        self.children: dict[int, _Node] = {}
-
-
 class _Workspace:
     """Preallocated arrays of one (rules, player count): the simulation's
     state, the look-ahead's scratch rows, mask, scores, the value vector."""
@@ -424,7 +411,7 @@ class FastISMCTSAgent:
         (legal actions of the seat, the preferred first); ``deadline`` (a
         ``time.perf_counter`` value) replaces the simulation count."""
         work = self._workspace_for(game)
-        root = _Node()
+        root = TreeNode()
         done = 0
         rounds = 0
         sample = np.empty_like(game.st)
@@ -444,7 +431,7 @@ class FastISMCTSAgent:
                     break
             rounds += 1
         self.last_simulations = done
-        return self._best(root, candidates)
+        return best_candidate(root, candidates, self.margin / self.value_scale)
 
     def _workspace_for(self, game: FastGame) -> _Workspace:
         if self._work is None or self._work.tables is not game.tables:
@@ -453,22 +440,8 @@ class FastISMCTSAgent:
             self.seat = game.current
         return self._work
 
-    def _best(self, root: _Node, candidates: list[int]) -> int:
-        """The candidate with the best mean value; the heuristic's own choice
-        (the first candidate) unless another beats it by ``margin``."""
-        first = candidates[0]
-
-        def mean(a: int) -> float:
-            child = root.children.get(a)
-            return child.total / child.visits if child is not None and child.visits else -math.inf
-
-        best = max(candidates, key=mean)
-        if best != first and mean(best) - mean(first) < self.margin / self.value_scale:
-            return int(first)
-        return int(best)
-
     # ----------------------------------------------------------------- one simulation
-    def _simulate(self, root: _Node, work: _Workspace, root_action: int) -> None:
+    def _simulate(self, root: TreeNode, work: _Workspace, root_action: int) -> None:
         """Play ``root_action`` on the determinization in ``work.st``,
         descend by UCB with availability counts until a new node is expanded,
         roll out, and back the values up."""
@@ -477,7 +450,7 @@ class FastISMCTSAgent:
         start_turn = int(st[F.TURN])
         child = root.children.get(root_action)
         if child is None:
-            child = root.children[root_action] = _Node(side_of[int(st[F.CURRENT])])
+            child = root.children[root_action] = TreeNode(side_of[int(st[F.CURRENT])])
         child.available += 1
         F.apply_unchecked(st, root_action, args)
         path = [child]
@@ -497,13 +470,13 @@ class FastISMCTSAgent:
             untried = [a for a in actions if a not in node.children]
             if untried:
                 action = untried[0]
-                nxt = _Node(side_of[current])
+                nxt = TreeNode(side_of[current])
                 nxt.available = 1
                 node.children[action] = nxt
                 F.apply_unchecked(st, action, args)
                 path.append(nxt)
                 break
-            action = self._select(node, actions)
+            action = ucb_select(node, actions, self.exploration)
             F.apply_unchecked(st, action, args)
             node = node.children[action]
             path.append(node)
@@ -524,18 +497,6 @@ class FastISMCTSAgent:
         for n in path:
             n.visits += 1
             n.total += values[n.side]
-
-    def _select(self, node: _Node, actions: list[int]) -> int:
-        """UCB1 with availability counts (ISMCTS)."""
-        best, best_score = actions[0], -math.inf
-        c = self.exploration
-        for a in actions:
-            child = node.children[a]
-            mean = child.total / child.visits if child.visits else 0.0
-            score = mean + c * math.sqrt(math.log(max(child.available, 1)) / max(child.visits, 1))
-            if score > best_score:
-                best, best_score = a, score
-        return best
 
 
 def compile_kernels() -> float:

@@ -55,7 +55,7 @@ from burako_env.engine import GameState, Phase
 ROLLOUT_POLICIES: dict[str, type[HeuristicPolicy]] = {"greedy": GreedyPolicy, "planner": PlannerPolicy}
 
 
-class _Node:
+class TreeNode:
     """A tree node: statistics of the action that leads to it."""
 
     __slots__ = ("available", "children", "side", "total", "visits")
@@ -65,7 +65,35 @@ class _Node:
         self.visits = 0
         self.total = 0.0
         self.available = 0
-        self.children: dict[int, _Node] = {}
+        self.children: dict[int, TreeNode] = {}
+
+
+def ucb_select(node: TreeNode, actions: list[int], exploration: float) -> int:
+    """UCB1 with availability counts (ISMCTS): the exploration term counts how
+    often a child was available, not how often its parent was visited."""
+    best, best_score = actions[0], -math.inf
+    for a in actions:
+        child = node.children[a]
+        mean = child.total / child.visits if child.visits else 0.0
+        score = mean + exploration * math.sqrt(math.log(max(child.available, 1)) / max(child.visits, 1))
+        if score > best_score:
+            best, best_score = a, score
+    return best
+
+
+def best_candidate(root: TreeNode, candidates: list[int], margin: float) -> int:
+    """The root candidate with the best mean value; the heuristic's own choice
+    (the first candidate) unless another beats it by ``margin`` (in value units)."""
+    first = candidates[0]
+
+    def mean(a: int) -> float:
+        child = root.children.get(a)
+        return child.total / child.visits if child is not None and child.visits else -math.inf
+
+    best = max(candidates, key=mean)
+    if best != first and mean(best) - mean(first) < margin:
+        return int(first)
+    return int(best)
 
 
 class ISMCTSAgent:
@@ -141,7 +169,7 @@ class ISMCTSAgent:
         determinization and plays every root candidate from it, so the
         candidates are compared on the same hidden tiles (common random
         numbers), which removes most of the deal's noise from the comparison."""
-        root = _Node()
+        root = TreeNode()
         deadline = None if self.seconds is None else time.perf_counter() + self.seconds
         done = 0
         rounds = 0
@@ -157,34 +185,20 @@ class ISMCTSAgent:
                 done += 1
             rounds += 1
         self.last_simulations = done
-        return self._best(root, candidates)
-
-    def _best(self, root: _Node, candidates: list[int]) -> int:
-        """The candidate with the best mean value; the heuristic's own choice
-        (the first candidate) unless another beats it by ``margin``."""
-        first = candidates[0]
-
-        def mean(a: int) -> float:
-            child = root.children.get(a)
-            return child.total / child.visits if child is not None and child.visits else -math.inf
-
-        best = max(candidates, key=mean)
-        if best != first and mean(best) - mean(first) < self.margin / self.value_scale:
-            return first
-        return best
+        return best_candidate(root, candidates, self.margin / self.value_scale)
 
     # ----------------------------------------------------------------- one simulation
-    def _simulate(self, root: _Node, state: GameState, root_action: int) -> None:
+    def _simulate(self, root: TreeNode, state: GameState, root_action: int) -> None:
         """Play ``root_action`` on one determinization, descend the tree by
         UCB with availability counts (ISMCTS) until a new node is expanded,
         roll out, and back the values up."""
         start_turn = state.turn
         child = root.children.get(root_action)
         if child is None:
-            child = root.children[root_action] = _Node(state.side_of[state.current])
+            child = root.children[root_action] = TreeNode(state.side_of[state.current])
         child.available += 1
         state.apply(root_action)
-        path: list[_Node] = [child]
+        path: list[TreeNode] = [child]
         node = child
         expanded = False
         while not expanded and state.phase != Phase.HAND_OVER and state.turn - start_turn < self.depth:
@@ -206,12 +220,12 @@ class ISMCTSAgent:
             untried = [a for a in actions if a not in node.children]
             if untried:
                 action = untried[0]
-                nxt = _Node(state.side_of[state.current])
+                nxt = TreeNode(state.side_of[state.current])
                 nxt.available = 1
                 node.children[action] = nxt
                 expanded = True
             else:
-                action = self._select(node, actions)
+                action = ucb_select(node, actions, self.exploration)
                 nxt = node.children[action]
             state.apply(action)
             path.append(nxt)
@@ -221,18 +235,6 @@ class ISMCTSAgent:
         for n in path:
             n.visits += 1
             n.total += values[n.side]
-
-    def _select(self, node: _Node, actions: list[int]) -> int:
-        """UCB1 with availability counts (ISMCTS)."""
-        best, best_score = actions[0], -math.inf
-        c = self.exploration
-        for a in actions:
-            child = node.children[a]
-            mean = child.total / child.visits if child.visits else 0.0
-            score = mean + c * math.sqrt(math.log(max(child.available, 1)) / max(child.visits, 1))
-            if score > best_score:
-                best, best_score = a, score
-        return best
 
     def _rollout(self, state: GameState, start_turn: int) -> None:
         """Play the heuristic policy until ``depth`` more turns have ended,
@@ -258,4 +260,4 @@ class ISMCTSAgent:
         return [max(-3.0, min(3.0, v / self.value_scale)) for v in raw]
 
 
-__all__ = ["ISMCTSAgent"]
+__all__ = ["ISMCTSAgent", "TreeNode", "best_candidate", "ucb_select"]
