@@ -56,6 +56,7 @@ from burako_env.env import REWARD_MODES, hand_rewards
 from burako_env.fast import STATE_SIZE, FastGame, fast_tables, new_match
 from burako_env.observation import observation_bounds
 from burako_env.rules import Rules, load_rules
+from burako_env.vector import action_batch
 
 BatchedPolicy = Callable[[np.ndarray, np.ndarray], Any]
 
@@ -156,12 +157,7 @@ class BurakoGymVectorEnv(VectorEnv):
     def step(self, actions: Any) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         if not self._rngs:
             raise RuntimeError("call reset() before step()")
-        acts = np.asarray(actions)
-        if acts.shape != (self.num_envs,) or not np.issubdtype(acts.dtype, np.integer):
-            raise ValueError(
-                f"actions must be an integer array of shape ({self.num_envs},), got {acts.dtype} {acts.shape}"
-            )
-        acts = acts.astype(np.int64)
+        acts = action_batch(actions, self.num_envs).copy()
         self._check_legal(np.arange(self.num_envs), acts, "learner")
         n = self.num_envs
         rewards = np.zeros(n, dtype=np.float32)

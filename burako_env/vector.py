@@ -180,6 +180,15 @@ def _step_all(
             F.encode(st, current[i], T, obs[i])
 
 
+def action_batch(actions: np.ndarray | Sequence[int], num_envs: int) -> np.ndarray:
+    """``actions`` as an int64 array of one action per game, or a ValueError
+    naming the shape or dtype that was given (the batched APIs' input check)."""
+    acts = np.asarray(actions)
+    if acts.shape != (num_envs,) or not np.issubdtype(acts.dtype, np.integer):
+        raise ValueError(f"actions must be an integer array of shape ({num_envs},), got {acts.dtype} {acts.shape}")
+    return acts.astype(np.int64, copy=False)
+
+
 class BurakoVectorEnv:
     """N one-hand Burako games stepped together (module docstring)."""
 
@@ -303,12 +312,7 @@ class BurakoVectorEnv:
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
         if not self._rngs:
             raise RuntimeError("call reset() before step()")
-        acts = np.asarray(actions)
-        if acts.shape != (self.num_envs,) or not np.issubdtype(acts.dtype, np.integer):
-            raise ValueError(
-                f"actions must be an integer array of shape ({self.num_envs},), got {acts.dtype} {acts.shape}"
-            )
-        acts = acts.astype(np.int64, copy=False)
+        acts = action_batch(actions, self.num_envs)
         in_range = (acts >= 0) & (acts < NUM_ACTIONS)
         legal = in_range.copy()
         legal[in_range] = self._masks[self._rows[in_range], acts[in_range]] != 0
