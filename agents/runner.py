@@ -46,7 +46,8 @@ from agents.base import SeatView
 from burako_env import actions as A
 from burako_env.engine import GameState
 from burako_env.observation import Observer
-from burako_env.records import build_record, hand_winner
+from burako_env.outcomes import hand_winner
+from burako_env.records import build_record
 from burako_env.rules import Rules, load_rules
 
 

@@ -47,6 +47,7 @@ from burako_env.melds import (
     patterns_available,
     qualifies_to_close,
 )
+from burako_env.outcomes import zero_sum_rewards
 from burako_env.rules import Rules, load_rules
 from burako_env.tiles import IS_WILD, KIND_COLOUR_LIST, NUM_KINDS, tile_name
 
@@ -151,16 +152,6 @@ class SideScore:
             "muerto_penalty": -self.muerto_penalty,
             "total": self.total,
         }
-
-
-def zero_sum_rewards(scores: list[SideScore] | None, num_sides: int) -> list[float]:
-    """E5: a side's hand score minus the mean of the other sides' scores (for 2
-    sides: the difference); zeros for a hand without score (void, truncated)."""
-    if scores is None:
-        return [0.0] * num_sides
-    totals = [s.total for s in scores]
-    total = sum(totals)
-    return [float(v - (total - v) / (num_sides - 1)) for v in totals]
 
 
 class GameState:

@@ -49,11 +49,11 @@ from burako_env import actions as A
 from burako_env.engine import TRUNCATED, VOID, GameState, IllegalActionError
 from burako_env.fast import FastGame
 from burako_env.observation import Observer, observation_bounds
+from burako_env.outcomes import REWARD_MODES, hand_rewards
 from burako_env.render import render_table
 from burako_env.rules import Rules, RulesError, load_rules
 from burako_env.safe_yaml import short_repr
 
-REWARD_MODES = ("score", "win")
 ENGINES = ("fast", "python")
 
 
@@ -235,27 +235,6 @@ class _SeatMask:
         if raw.terminations[self.agent] or raw.truncations[self.agent]:
             return None
         return state.legal_mask()
-
-
-def hand_rewards(state: GameState | FastGame, reward: str, reward_scale: float, match: bool) -> list[float]:
-    """Each side's reward at the end of a hand (the module docstring's
-    ``reward`` modes), shared by the AEC env and the single-agent and vector
-    Gymnasium envs."""
-    sides = state.num_sides
-    if reward == "score":
-        return [r / reward_scale for r in state.side_rewards()]
-    if match:
-        winner = state.match_winner
-    else:
-        winner = -1
-        if state.hand_scores is not None:
-            totals = [s.total for s in state.hand_scores]
-            best = max(totals)
-            if totals.count(best) == 1:
-                winner = totals.index(best)
-    if winner < 0:
-        return [0.0] * sides
-    return [1.0 if s == winner else -1.0 / (sides - 1) for s in range(sides)]
 
 
 def parallel_env(**kwargs: Any) -> Any:

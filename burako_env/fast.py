@@ -62,7 +62,6 @@ from burako_env.engine import (
     draw_first_mano,
     shuffle_tiles,
     tables_for,
-    zero_sum_rewards,
 )
 from burako_env.melds import (
     MELD_FEATURE_SIZE,
@@ -80,6 +79,7 @@ from burako_env.melds import (
     qualifies_to_close,
 )
 from burako_env.observation import RULE_FEATURES, observation_layout, observation_size, rule_features
+from burako_env.outcomes import zero_sum_rewards
 from burako_env.rules import Rules, load_rules
 from burako_env.tiles import IS_WILD, KIND_COLOUR, NUM_KINDS
 

@@ -52,9 +52,10 @@ from gymnasium import spaces
 from agents.runner import LazySeatView
 from burako_env import actions as A
 from burako_env.engine import TRUNCATED, GameState
-from burako_env.env import REWARD_MODES, MaskedActionSpace, hand_rewards
+from burako_env.env import MaskedActionSpace
 from burako_env.fast import FastGame, fast_tables
 from burako_env.observation import observation_bounds
+from burako_env.outcomes import REWARD_MODES, hand_rewards
 from burako_env.render import render_table
 from burako_env.rules import Rules, load_rules
 

@@ -52,9 +52,9 @@ from gymnasium.vector.utils import batch_space
 
 from burako_env import actions as A
 from burako_env.engine import TRUNCATED, draw_first_mano, shuffle_tiles
-from burako_env.env import REWARD_MODES, hand_rewards
 from burako_env.fast import STATE_SIZE, FastGame, fast_tables, new_match
 from burako_env.observation import observation_bounds
+from burako_env.outcomes import REWARD_MODES, hand_rewards
 from burako_env.rules import Rules, load_rules
 from burako_env.vector import action_batch
 

@@ -50,6 +50,7 @@ import numpy as np
 
 from burako_env import actions as A
 from burako_env.engine import CLOSED, STOCK_EXHAUSTED, TRUNCATED, VOID, GameState, IllegalActionError
+from burako_env.outcomes import hand_winner
 from burako_env.rules import Rules, RulesError, load_rules
 
 FORMAT_VERSION = 1
@@ -110,17 +111,6 @@ def _rebuild_record_error(reason: str, line: int | None, field: str | None, inde
 
 
 # ---------------------------------------------------------------------- building
-def hand_winner(state: GameState) -> int | None:
-    """The side with the unique highest hand total; None for a tie, a void or
-    a truncated hand. One definition shared by records, the runner and the
-    evaluation, so they can never disagree about who won."""
-    if state.hand_scores is None:
-        return None
-    totals = [s.total for s in state.hand_scores]
-    best = max(totals)
-    return totals.index(best) if totals.count(best) == 1 else None
-
-
 def build_record(
     state: GameState,
     deal_seed: int,

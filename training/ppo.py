@@ -66,6 +66,7 @@ from agents.registry import agent_names, make_agent
 from agents.runner import LazyObservation, LazySeatView, play_game
 from burako_env.engine import GameState
 from burako_env.observation import Observer, layout_id
+from burako_env.outcomes import blended_reward
 from burako_env.rules import Rules, RulesError, load_rules
 from burako_env.safe_yaml import YamlInputError, load_yaml, read_text_file, short_repr
 from training import checkpoint as ckpt
@@ -350,8 +351,7 @@ class Table:
 
 def hand_reward(state: GameState, side: int, win_weight: float, score_weight: float, scale: float) -> float:
     """The learner side's reward for a finished hand (0 for void or truncated hands)."""
-    diff = state.side_rewards()[side]
-    return win_weight * float(np.sign(diff)) + score_weight * diff / scale
+    return blended_reward(state.side_rewards()[side], win_weight, score_weight, scale)
 
 
 def gae(values: np.ndarray, reward: float, gamma: float, lam: float) -> tuple[np.ndarray, np.ndarray]:

@@ -49,6 +49,7 @@ from agents.runner import LazyObservation, LazySeatView
 from burako_env import fast as F
 from burako_env.actions import NUM_ACTIONS
 from burako_env.engine import GameState
+from burako_env.outcomes import blended_reward, zero_sum_from_totals
 from burako_env.vector import BurakoVectorEnv
 from training.league import SELF, SNAPSHOT_PREFIX
 from training.network import sample_actions
@@ -224,14 +225,14 @@ class VectorRollout:
         env = self.env
         totals = env.side_totals[i].astype(np.float64)
         sides = self.num_sides
-        diffs = totals - (totals.sum() - totals) / (sides - 1)
+        diffs = zero_sum_from_totals(totals.tolist())
         opponent = self.opponent[i]
         for seat in range(self.n):
             rows = self.live[i][seat]
             if not self.learner_seat[i, seat] or not rows:
                 continue
             diff = diffs[seat % sides]
-            reward = cfg.win_weight * float(np.sign(diff)) + cfg.score_weight * diff / cfg.reward_scale
+            reward = blended_reward(diff, cfg.win_weight, cfg.score_weight, cfg.reward_scale)
             finished.append(
                 StoredEpisode(
                     self.store,
