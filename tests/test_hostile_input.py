@@ -271,3 +271,21 @@ def test_crafted_checkpoints_are_checkpoint_errors(tmp_path: Path) -> None:
             ckpt.load(path)
         with pytest.raises(ckpt.CheckpointError, match=message):
             Trainer(config, resume=path, progress=False)
+
+
+def test_rummy_rules_file_alias_bomb_and_non_utf8_are_refused(tmp_path: Path) -> None:
+    """Rummy's rules files go through the same YAML limits as Burako's (before:
+    plain ``yaml.safe_load`` expanded the bomb)."""
+    from burako_env.rummy.rules import load_rummy_rules
+
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text(f"joker_penalty: {alias_bomb()}\n", encoding="utf-8")
+    start = time.perf_counter()
+    with pytest.raises(RulesError, match="alias") as info:
+        load_rummy_rules(bomb)
+    assert time.perf_counter() - start < 1.0
+    assert str(bomb) in str(info.value) and len(str(info.value)) < 500
+    latin = tmp_path / "latin.yaml"
+    latin.write_bytes("hand_size: 14 # año\n".encode("latin-1"))
+    with pytest.raises(RulesError, match="not UTF-8"):
+        load_rummy_rules(latin)

@@ -17,9 +17,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from burako_env.rules import RulesError
+from burako_env.safe_yaml import YamlInputError, load_yaml, read_text_file
 
 #: Rummy is always played with the 106 tiles (R1)
 NUM_TILES = 106
@@ -135,10 +134,10 @@ def load_rummy_rules(
             path = _preset_folder() / f"{text}.yaml"
         if not path.is_file():
             raise RulesError(f"rules file {str(path)!r} does not exist")
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except yaml.YAMLError as exc:
-            raise RulesError(f"{path}: not valid YAML: {exc}") from exc
+        try:  # the same limits as Burako's rules files (alias bombs, size, depth, UTF-8)
+            data = load_yaml(read_text_file(path, "rummy rules file"), f"rummy rules file {str(path)!r}")
+        except YamlInputError as exc:
+            raise RulesError(str(exc)) from exc
         if not isinstance(data, dict):
             raise RulesError(f"{path}: expected a mapping of rule fields")
         result = _from_mapping(data)
