@@ -80,7 +80,9 @@ class _FastSeatView(LazySeatView):
         if self._determinized is None:
             if self._game is None:
                 raise RuntimeError("this view expired: read it during act(), not after")
-            self._determinized = self._game.to_game_state().determinize(self.seat, self._rng)
+            # resampled on the flat state (compiled, same distribution as
+            # GameState.determinize: E2), then read once into a GameState
+            self._determinized = self._game.determinize(self.seat, self._rng).to_game_state()
             self._game = None
         return self._determinized
 

@@ -11,6 +11,7 @@ from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test
 
 import burako_env
 from burako_env import actions as A
+from burako_env.engine import GameState
 from burako_env.gym import BurakoGymEnv
 
 
@@ -298,3 +299,45 @@ def test_openspiel_adapter_states_clone_resample_and_score() -> None:
     scores = state.engine.hand_scores
     if scores is not None:
         assert returns[0] == pytest.approx((scores[0].total - scores[1].total) / 1000.0)
+
+
+def _unseen_counts(state: GameState, other: int) -> np.ndarray:
+    """Tile counts of what ``other``'s opponent cannot see: his hand, the
+    stock and the untaken muertos."""
+    kinds = state.hands.shape[1]
+    counts = np.bincount(state.stock, minlength=kinds) + state.hands[other]
+    for side, muerto in enumerate(state.muertos):
+        if not state.muerto_taken[side]:
+            counts = counts + np.bincount(muerto, minlength=kinds)
+    return counts
+
+
+def test_gym_opponent_view_shows_what_the_seat_sees_and_resamples_the_rest() -> None:
+    """E2: the view an opponent gets on the compiled engine (resampled on the
+    flat state by ``FastGame.determinize``) equals the real state in all the
+    seat can see, and keeps the multiset of the tiles it cannot see."""
+    from burako_env.gym import _FastSeatView
+
+    env = burako_env.env(num_players=2)
+    env.reset(seed=7)
+    rng = np.random.default_rng(0)
+    resampled = 0
+    for step in range(120):  # noqa: B007 (read after the loop)
+        agent = env.agent_selection
+        seat = env.unwrapped.agent_name_mapping[agent]
+        game = env.unwrapped.state_
+        real = game.to_game_state()
+        view = _FastSeatView(game, seat, rng)
+        assert np.array_equal(view.hand, real.hands[seat])
+        assert view.pile == real.pile and view.hand_sizes == real.hand_size
+        assert view.stock_size == len(real.stock) and view.muerto_taken == real.muerto_taken
+        assert view.melds == real.melds
+        sampled = view._state
+        other = 1 - seat
+        assert np.array_equal(_unseen_counts(sampled, other), _unseen_counts(real, other))
+        resampled += int(not np.array_equal(sampled.hands[other], real.hands[other]))
+        mask = env.observe(agent)["action_mask"]
+        env.step(int(rng.choice(np.flatnonzero(mask))))
+        if env.terminations[env.agent_selection] or env.truncations[env.agent_selection]:
+            break
+    assert step > 50 and resampled > step // 2  # the hidden hand really is resampled
