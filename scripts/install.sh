@@ -9,7 +9,9 @@ PYTHON=${PYTHON:-python3}
 .venv/bin/python -m pip install -q --upgrade pip
 # the CPU build of torch first: a bare "torch" requirement would pull a multi-GB CUDA build
 .venv/bin/python -m pip install -q "torch==2.13.0"
-.venv/bin/python -m pip install -q -e ".[all,rl,dev]"
+# setuptools warns at length that an editable install maps folders (configs/rules is
+# burako_env.presets): expected here, so kept off the console
+PYTHONWARNINGS="ignore:Editable installation" .venv/bin/python -m pip install -q -e ".[all,rl,dev]"
 # a real browser for the web table's tests (tests/test_web_browser.py): Debian's chromium
 if ! command -v chromium >/dev/null 2>&1; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

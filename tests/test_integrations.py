@@ -43,6 +43,29 @@ def test_parallel_env_max_cycles_truncates_after_that_many_steps() -> None:
     assert {info["end_reason"] for info in infos.values()} == {"max_cycles"}
 
 
+def test_aec_env_max_cycles_truncates_after_that_many_decisions() -> None:
+    """The AEC half of max_cycles_test, as it can hold in Burako: after
+    exactly ``max_cycles`` decisions (of whichever agents: a turn is several
+    decisions of one agent) every agent is truncated, gets no score and is
+    stepped once more with ``None``; that agent counts are per decision is
+    why PettingZoo's "each agent acted N times" cannot hold (README)."""
+    for max_cycles in (1, 4, 9):
+        env = burako_env.env(num_players=4, max_cycles=max_cycles)
+        env.reset(seed=max_cycles)
+        alive, dead = 0, {a: 0 for a in env.possible_agents}
+        for agent in env.agent_iter():
+            _, reward, termination, truncation, info = env.last()
+            if termination or truncation:
+                assert truncation and not termination and reward == 0.0
+                assert info["end_reason"] == "max_cycles"
+                dead[agent] += 1
+                env.step(None)
+                continue
+            alive += 1
+            env.step(int(env.action_space(agent).sample()))
+        assert alive == max_cycles and set(dead.values()) == {1}
+
+
 def test_action_space_sample_is_legal_for_the_agent_to_act() -> None:
     env = burako_env.env(num_players=2)
     env.reset(seed=1)
