@@ -31,6 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from examples.common import evaluate_against
+
 
 class RLlibAgent:
     """A trained RLlib module as an agent (``agents/base.py``): greedy over
@@ -99,23 +101,6 @@ def build(*, opponent: str, seed: int, batch_size: int, minibatch_size: int, epo
     return config.build_algo()
 
 
-def evaluate_against(agent: RLlibAgent, opponent: str, games: int, seed: int) -> dict[str, Any]:
-    from training.evaluate import AgentSpec, evaluate
-
-    spec = AgentSpec.of("rllib", factory=lambda seed=None: agent)
-    s = evaluate(spec, AgentSpec.of(opponent), games=games, seed=seed, workers=1).summary
-    return {
-        "opponent": opponent,
-        "games": s.games,
-        "win_rate": round(s.win_rate, 4),
-        "win_rate_ci": [round(x, 4) for x in s.win_rate_ci],
-        "wins": s.wins,
-        "draws": s.draws,
-        "losses": s.losses,
-        "mean_diff": round(s.mean_diff, 1),
-    }
-
-
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description="RLlib PPO with action masking on burako_env.rllib.rllib_env")
     parser.add_argument("--opponent", default="random", help="registry name of the training opponent")
@@ -164,7 +149,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     }
     agent = RLlibAgent(algo.get_module())
     results["evaluations"] = [
-        evaluate_against(agent, name, args.eval_games, seed=args.seed + 1000)
+        evaluate_against("rllib", lambda: agent, name, args.eval_games, seed=args.seed + 1000)
         for name in args.eval_opponents.split(",")
         if name
     ]

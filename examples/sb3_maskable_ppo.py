@@ -28,6 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from examples.common import evaluate_against
+
 
 class SB3Agent:
     """A trained MaskablePPO policy as an agent (``agents/base.py``):
@@ -113,24 +115,6 @@ def train(
     }
 
 
-def evaluate_against(model: Any, opponent: str, games: int, seed: int) -> dict[str, Any]:
-    from training.evaluate import AgentSpec, evaluate
-
-    spec = AgentSpec.of("sb3", factory=lambda seed=None: SB3Agent(model, seed))
-    result = evaluate(spec, AgentSpec.of(opponent), games=games, seed=seed, workers=1)
-    s = result.summary
-    return {
-        "opponent": opponent,
-        "games": s.games,
-        "win_rate": round(s.win_rate, 4),
-        "win_rate_ci": [round(x, 4) for x in s.win_rate_ci],
-        "wins": s.wins,
-        "draws": s.draws,
-        "losses": s.losses,
-        "mean_diff": round(s.mean_diff, 1),
-    }
-
-
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description="MaskablePPO (sb3-contrib) on burako_env.gym.BurakoGymEnv")
     parser.add_argument("--opponent", default="planner", help="registry name of the training opponent")
@@ -156,7 +140,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     results: dict[str, Any] = {"library": "sb3-contrib MaskablePPO", "train_opponent": args.opponent, **stats}
     results["load_average"] = [round(x, 2) for x in os.getloadavg()]
     results["evaluations"] = [
-        evaluate_against(model, name, args.eval_games, seed=args.seed + 1000)
+        evaluate_against("sb3", lambda: SB3Agent(model), name, args.eval_games, seed=args.seed + 1000)
         for name in args.eval_opponents.split(",")
         if name
     ]
