@@ -62,6 +62,8 @@ import yaml
 from torch import nn
 from tqdm import tqdm
 
+from agents import checkpoint as ckpt
+from agents.network import NetworkShape, PolicyNet, parameter_count
 from agents.registry import agent_names, make_agent
 from agents.runner import LazyObservation, LazySeatView, play_game
 from burako_env.engine import GameState
@@ -69,21 +71,11 @@ from burako_env.observation import Observer, layout_id
 from burako_env.outcomes import blended_reward
 from burako_env.rules import Rules, RulesError, load_rules
 from burako_env.safe_yaml import YamlInputError, load_yaml, read_text_file, short_repr
-from training import checkpoint as ckpt
 from training.config_fields import check_dataclass_fields
 from training.evaluate import AgentSpec, evaluate
 from training.league import SELF, SNAPSHOT_PREFIX, League
 from training.locks import folder_lock
-from training.network import (
-    LegalIndex,
-    NetworkShape,
-    PolicyNet,
-    evaluate_actions,
-    evaluate_actions_dense,
-    parameter_count,
-    sample_actions,
-    sample_actions_dense,
-)
+from training.network import LegalIndex, evaluate_actions, evaluate_actions_dense, sample_actions, sample_actions_dense
 from training.rollout import VectorRollout, episode_batch
 from training.schedule import schedule_problems, scheduled_values
 
