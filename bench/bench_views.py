@@ -26,8 +26,8 @@ import time
 import numpy as np
 
 import burako_env
-from agents.runner import LazySeatView
 from burako_env.engine import GameState
+from burako_env.views import LazySeatView
 
 
 def main(argv: list[str] | None = None) -> None:

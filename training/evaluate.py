@@ -60,7 +60,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from agents.registry import agent_names, make_agent
+from agents.registry import agent_names, make_agent, parse_options
 from agents.runner import AgentFault, play_game
 from burako_env.engine import TRUNCATED, VOID
 from burako_env.records import RecordWriter
@@ -399,31 +399,6 @@ def evaluate(
 
 
 # ---------------------------------------------------------------------- command line
-def parse_value(text: str) -> Any:
-    """An option value: int, float, true/false, none, or the string itself."""
-    lowered = text.strip().lower()
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    if lowered in ("none", "null"):
-        return None
-    for convert in (int, float):
-        try:
-            return convert(text)
-        except ValueError:
-            pass
-    return text
-
-
-def parse_options(pairs: Sequence[str] | None, flag: str) -> dict[str, Any]:
-    options: dict[str, Any] = {}
-    for pair in pairs or ():
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"{flag}: expected key=value, got {pair!r}")
-        options[key.strip()] = parse_value(value)
-    return options
-
-
 def _fmt_ci(ci: tuple[float, float], spec: str) -> str:
     if any(math.isnan(x) for x in ci):
         return "n/a"
