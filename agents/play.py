@@ -39,9 +39,7 @@ def seat_agents(names: Sequence[str], num_players: int, seed: int) -> list[Any]:
     return [make_agent(name, seed=seed * 100 + seat) for seat, name in enumerate(names)]
 
 
-def play_hand(
-    seed: int, num_players: int, rules: str, out: Any = None, agents: Sequence[str] = ("random",)
-) -> dict:
+def play_hand(seed: int, num_players: int, rules: str, out: Any = None, agents: Sequence[str] = ("random",)) -> dict:
     """Play one hand between the named agents; print it (to ``out``, default
     stdout); return the final info dict."""
     out = sys.stdout if out is None else out
