@@ -434,8 +434,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="burako-eval", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--a", required=True, help=f"agent A (registry name: {', '.join(agent_names())})")
-    parser.add_argument("--b", required=True, help="agent B (registry name)")
+    parser.add_argument("--a", required=True, help=f"agent A: a name ({', '.join(agent_names())}) or module:Class")
+    parser.add_argument("--b", required=True, help="agent B: a name or module:Class")
     parser.add_argument("--a-opt", action="append", metavar="KEY=VALUE", help="option for agent A (repeatable)")
     parser.add_argument("--b-opt", action="append", metavar="KEY=VALUE", help="option for agent B (repeatable)")
     parser.add_argument("--games", type=int, default=1000, help="games to play, an even number (2 per deal)")

@@ -141,7 +141,7 @@ class PPOConfig:
     slot_embed: int = 16
     """Features per meld slot from the shared slot encoder."""
     league_baselines: list[str] = field(default_factory=lambda: ["planner", "greedy", "random"])
-    """Baseline agents (registry names) in the league."""
+    """Baseline agents in the league: registry names or ``module:Class`` (agents/registry.py)."""
     league_scheme: str = "prioritized"
     """Opponent sampling: uniform, or prioritized (toward opponents the learner beats least)."""
     self_play_fraction: float = 0.2
