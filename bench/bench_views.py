@@ -10,7 +10,7 @@ decision, times side by side in the same run:
 - the old path it replaced, ``GameState.from_dict(FastGame.to_dict())`` (the
   rules to a dict and back, every meld rebuilt);
 - an opponent's view as the single-agent env (``burako_env.gym``) hands it to
-  an agent: a lazy ``SeatView`` over the readable state (``agents.runner``);
+  an agent: a lazy ``SeatView`` over the readable state (``burako_env.views``);
 - the same view read once, which pays for its determinization (hidden tiles
   resampled), as a planner or search agent does.
 
