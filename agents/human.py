@@ -23,7 +23,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from agents.base import SeatView
-from agents.registry import agent_names, make_agent
+from agents.registry import agent_names, make_agent, parse_options
 from burako_env.engine import GameState, Phase
 from burako_env.observation import Observer
 from burako_env.render import render_table, score_text
@@ -159,7 +159,11 @@ def main(argv: list[str] | None = None) -> int:
         prog="burako-human",
         description="Play one hand of Burako in the terminal against an agent.",
     )
-    parser.add_argument("--opponent", default="planner", choices=[n for n in agent_names() if n != "human"])
+    parser.add_argument(
+        "--opponent",
+        default="planner",
+        help=f"agent name ({', '.join(n for n in agent_names() if n != 'human')}) or module:Class",
+    )
     parser.add_argument(
         "--opponent-opt", action="append", metavar="KEY=VALUE", help="option for the opponent (repeatable)"
     )
@@ -170,9 +174,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not 0 <= args.seat < args.players:
         parser.error(f"--seat must be between 0 and {args.players - 1}")
+    if args.opponent == "human":
+        parser.error("--opponent: the opponent is an agent; you are the human")
     try:
-        from training.evaluate import parse_options
-
         options = parse_options(args.opponent_opt, "--opponent-opt")
         play_hand(args.opponent, args.rules, args.seed, args.seat, args.players, opponent_options=options)
     except (RulesError, ValueError) as exc:  # bad rules, bad option, unusable checkpoint

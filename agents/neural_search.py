@@ -40,11 +40,11 @@ from typing import Any
 import numpy as np
 import torch
 
+from agents import checkpoint as ckpt
 from agents.base import SeatView
 from agents.policy import DEFAULT_CHECKPOINT, PolicyAgent
 from burako_env import fast as F
 from burako_env.fast import FastGame, determinize_state
-from training import checkpoint as ckpt
 
 #: the value a pending descent counts as, for each node on its path
 VIRTUAL_LOSS = 1.0
@@ -78,7 +78,7 @@ class NeuralISMCTSAgent:
 
     ``checkpoint``: a policy or training checkpoint (default: the shipped
     bot, ``agents/checkpoints/burako_ppo.pt``), loaded through
-    :mod:`training.checkpoint` and checked against the table's layout at
+    :mod:`agents.checkpoint` and checked against the table's layout at
     ``reset`` as :class:`agents.policy.PolicyAgent` does. ``torch_threads``:
     torch's thread count during a search (restored afterwards; None leaves it
     as it is). One thread is the default because the forward passes are

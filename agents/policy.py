@@ -18,11 +18,11 @@ from typing import Any
 import numpy as np
 import torch
 
+from agents import checkpoint as ckpt
 from agents.base import SeatView
+from agents.network import PolicyNet, masked_logits
 from burako_env.observation import layout_id
 from burako_env.rules import Rules, load_rules
-from training import checkpoint as ckpt
-from training.network import PolicyNet, masked_logits
 
 #: the reference bot trained by configs/ppo_selfplay.yaml, shipped with the package
 DEFAULT_CHECKPOINT = Path(__file__).resolve().parent / "checkpoints" / "burako_ppo.pt"

@@ -1,13 +1,27 @@
 """Agents by name, for the command lines, evaluations and tournaments.
 
 ``make_agent("planner", seed=0)``; options are passed to the constructor
-(``make_agent("ismcts", seed=1, simulations=200)``).
+(``make_agent("ismcts", seed=1, simulations=200)``). Besides the built-in
+names below, every command line (``burako-eval``, ``burako-tournament``,
+``burako-human``, ``burako-play``, ``burako-train``'s league) takes
+
+- ``"module:Class"``: any class with the agent protocol (``agents/base.py``),
+  imported by name (``make_agent("my_bots:Cautious", seed=0)``);
+- the name of an installed plug-in: an entry point of the group
+  ``burako_env.agents`` declared by another package.
+
+The resolution lives in ``burako_env/plugins.py`` so the Gymnasium env can
+build opponents by name without importing this package. pyproject.toml
+declares the same built-in names as ``burako_env.agents`` entry points (for
+the env); ``tests/test_layers.py`` checks that both lists agree.
 """
 
 from __future__ import annotations
 
-import importlib
+from collections.abc import Callable, Sequence
 from typing import Any
+
+from burako_env import plugins
 
 #: name -> "module:Class"
 AGENTS: dict[str, str] = {
@@ -25,13 +39,52 @@ AGENTS: dict[str, str] = {
 
 
 def agent_names() -> list[str]:
-    return sorted(AGENTS)
+    """The built-in names and those of installed plug-ins (``module:Class`` works too)."""
+    return sorted(set(AGENTS) | set(plugins.installed_agents()))
+
+
+def agent_class(name: str) -> Callable[..., Any]:
+    """The class (or factory) a name stands for; an unknown name, a module that
+    does not import or a missing class is a ``ValueError`` that says which."""
+    return plugins.agent_factory(name, AGENTS)
+
+
+def is_agent(name: str) -> bool:
+    """Whether ``name`` resolves to an agent (a config check, before any game)."""
+    try:
+        agent_class(name)
+    except ValueError:
+        return False
+    return True
 
 
 def make_agent(name: str, seed: int | None = None, **options: Any) -> Any:
-    """Build an agent by registry name; an unknown name is a clear error."""
-    if name not in AGENTS:
-        raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(agent_names())}")
-    module_name, class_name = AGENTS[name].split(":")
-    cls = getattr(importlib.import_module(module_name), class_name)
-    return cls(seed=seed, **options)
+    """Build an agent by name (module docstring); an unknown name is a clear error."""
+    return agent_class(name)(seed=seed, **options)
+
+
+def parse_value(text: str) -> Any:
+    """An option value: int, float, true/false, none, or the string itself."""
+    lowered = text.strip().lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    if lowered in ("none", "null"):
+        return None
+    for convert in (int, float):
+        try:
+            return convert(text)
+        except ValueError:
+            pass
+    return text
+
+
+def parse_options(pairs: Sequence[str] | None, flag: str) -> dict[str, Any]:
+    """``KEY=VALUE`` pairs of a command line (``--a-opt``, ``--opponent-opt``) as
+    an agent's constructor options; a pair without ``=`` is a ``ValueError``."""
+    options: dict[str, Any] = {}
+    for pair in pairs or ():
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"{flag}: expected key=value, got {pair!r}")
+        options[key.strip()] = parse_value(value)
+    return options

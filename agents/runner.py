@@ -42,13 +42,13 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import SeatView
 from burako_env import actions as A
 from burako_env.engine import GameState
 from burako_env.observation import Observer
 from burako_env.outcomes import hand_winner
 from burako_env.records import build_record
 from burako_env.rules import Rules, load_rules
+from burako_env.views import LazySeatView
 
 
 class AgentFault(RuntimeError):
@@ -129,34 +129,6 @@ class LazyObservation(Mapping[str, np.ndarray]):
     def expire(self) -> None:
         """Forget the live state (called when ``act`` returns)."""
         self._state = None
-
-
-class LazySeatView(SeatView):
-    """A :class:`SeatView` that determinizes on first use instead of at
-    construction; identical answers for the same generator (the only draw
-    from it happens at that first use)."""
-
-    def __init__(self, state: GameState, seat: int, rng: np.random.Generator) -> None:
-        # SeatView.__init__ would determinize now; set its public fields only.
-        self.seat = seat
-        self.rules = state.rules
-        self.num_players = state.num_players
-        self._rng = rng
-        self._source: GameState | None = state
-        self._determinized: GameState | None = None
-
-    @property
-    def _state(self) -> GameState:  # type: ignore[override]
-        if self._determinized is None:
-            if self._source is None:
-                raise RuntimeError("this view expired: read it during act(), not after")
-            self._determinized = self._source.determinize(self.seat, self._rng)
-            self._source = None
-        return self._determinized
-
-    def expire(self) -> None:
-        """Forget the live state (called when ``act`` returns)."""
-        self._source = None
 
 
 @dataclass

@@ -58,7 +58,8 @@ net = None
 if {torch}:
     import torch
     torch.set_num_threads({torch_threads})
-    from training.network import NetworkShape, PolicyNet, sample_actions
+    from agents.network import NetworkShape, PolicyNet
+    from training.network import sample_actions
     net = PolicyNet(NetworkShape.for_env({players}, env.rules), env.rules)
 obs, masks, _ = env.reset(seed=0)
 rng = np.random.default_rng(0)

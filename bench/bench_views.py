@@ -9,8 +9,8 @@ decision, times side by side in the same run:
   field by field into a readable ``GameState``);
 - the old path it replaced, ``GameState.from_dict(FastGame.to_dict())`` (the
   rules to a dict and back, every meld rebuilt);
-- an opponent's view as the single-agent env (``burako_env.gym``) hands it to
-  an agent: a lazy ``SeatView`` over the readable state (``agents.runner``);
+- a lazy ``LazySeatView`` over the readable state (``burako_env.views``), as
+  the game runner hands it to an agent;
 - the same view read once, which pays for its determinization (hidden tiles
   resampled on the readable state), as a planner or search agent does;
 - the view ``burako_env.gym`` really hands out on the compiled engine
@@ -30,9 +30,9 @@ import time
 import numpy as np
 
 import burako_env
-from agents.runner import LazySeatView
 from burako_env.engine import GameState
 from burako_env.gym import _FastSeatView
+from burako_env.views import LazySeatView
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -24,9 +24,11 @@ the compiled core.
 - An illegal action ends the episode with ``illegal_reward`` (default -1)
   and ``info["illegal_action"] = True`` (PettingZoo's classic-game
   convention), or raises ``ValueError`` with ``illegal="raise"``.
-- Opponents: ``opponents`` is a registry name (``agents/registry.py``:
-  ``"random"``, ``"greedy"``, ``"planner"``, ``"ismcts"``, ``"policy"``), an
-  agent object (``reset``/``act``, ``agents/base.py``), a callable
+- Opponents: ``opponents`` is an agent name (``"random"``, ``"greedy"``,
+  ``"planner"``, ``"ismcts"``, ``"policy"``: the project's agents, declared
+  as ``burako_env.agents`` entry points, so resolved once it is installed;
+  or ``"module:Class"``; ``burako_env/plugins.py``), an agent object
+  (``reset``/``act``, the protocol of ``agents/base.py``), a callable
   ``policy(observation_dict) -> action``, or a list with one of these per
   opponent seat. Agents get the same ``(observation, view)`` a game runner
   gives them (``agents.runner``): the view is lazy, so an agent that never
@@ -49,21 +51,22 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from agents.runner import LazySeatView
 from burako_env import actions as A
 from burako_env.engine import TRUNCATED, GameState
 from burako_env.env import MaskedActionSpace
 from burako_env.fast import FastGame, fast_tables
 from burako_env.observation import observation_bounds
 from burako_env.outcomes import REWARD_MODES, hand_rewards
+from burako_env.plugins import make_agent
 from burako_env.render import render_table
 from burako_env.rules import Rules, load_rules
+from burako_env.views import LazySeatView
 
 Opponent = Any  # a registry name, an agent object, or a callable policy(observation) -> action
 
 
 class _FastSeatView(LazySeatView):
-    """A lazy :class:`~agents.base.SeatView` over a compiled game: the
+    """A lazy :class:`~burako_env.views.SeatView` over a compiled game: the
     readable state is built only when the agent reads the view."""
 
     def __init__(self, game: FastGame, seat: int, rng: np.random.Generator) -> None:
@@ -179,8 +182,6 @@ class BurakoGymEnv(gymnasium.Env):
     @staticmethod
     def _build(spec: Opponent, seed: int | None) -> Any:
         if isinstance(spec, str):
-            from agents.registry import make_agent
-
             return make_agent(spec, seed=seed)
         if hasattr(spec, "act"):
             if seed is not None and isinstance(getattr(spec, "rng", None), np.random.Generator):

@@ -55,8 +55,8 @@ def _one_torch_thread() -> Iterator[None]:
 def _shipped_policy_net() -> Any:
     """The shipped bot's network, read once per server (building one costs
     seconds: its layers are initialised before the weights are loaded)."""
+    from agents import checkpoint as ckpt
     from agents.policy import DEFAULT_CHECKPOINT
-    from training import checkpoint as ckpt
 
     with _one_torch_thread():
         net, _ = ckpt.build_policy(ckpt.load(str(DEFAULT_CHECKPOINT)), source=str(DEFAULT_CHECKPOINT))

@@ -37,6 +37,16 @@ vec = BurakoVectorEnv(8)
 obs, masks, _ = vec.reset(seed=0)
 for _ in range(50):
     obs, masks, *_ = vec.step(sample_legal_actions(masks, np.random.default_rng(1)))
+# the Gymnasium env builds opponents by name from the installed burako_env.agents entry points
+from burako_env.gym import BurakoGymEnv
+
+gym_env = BurakoGymEnv(opponents="random")
+gym_obs, _ = gym_env.reset(seed=0)
+for _ in range(20):
+    gym_obs, _, done, cut, _ = gym_env.step(int(np.flatnonzero(gym_obs["action_mask"])[0]))
+    if done or cut:
+        break
+print(f"core install: BurakoGymEnv(opponents='random') resolved {type(gym_env._opponents[0]).__name__} by entry point")
 heavy = sorted(m for m in ("torch", "pandas", "matplotlib", "PIL") if m in sys.modules)
 assert not heavy, heavy
 print("core install: burako_env imports and plays without torch, pandas, matplotlib or Pillow")

@@ -242,7 +242,7 @@ def test_crafted_checkpoints_are_checkpoint_errors(tmp_path: Path) -> None:
     """An extra shape key, no optimizer, NaN weights: CheckpointError at load (resume included), not later."""
     import torch
 
-    from training import checkpoint as ckpt
+    from agents import checkpoint as ckpt
     from training.ppo import PPOConfig, Trainer
 
     good = _training_checkpoint(tmp_path)

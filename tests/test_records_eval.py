@@ -13,7 +13,8 @@ import pytest
 
 from agents.base import SeatView
 from agents.random_agent import RandomAgent
-from agents.runner import AgentFault, LazyObservation, LazySeatView, play_game
+from agents.registry import parse_options, parse_value
+from agents.runner import AgentFault, LazyObservation, play_game
 from burako_env import actions as A
 from burako_env.engine import GameState
 from burako_env.observation import Observer
@@ -27,7 +28,8 @@ from burako_env.records import (
     write_records,
 )
 from burako_env.rules import load_rules, preset_names
-from training.evaluate import AgentSpec, deal_seed, evaluate, main, parse_options, parse_value
+from burako_env.views import LazySeatView
+from training.evaluate import AgentSpec, deal_seed, evaluate, main
 
 TABLES = [(name, n) for name in preset_names() for n in load_rules(name).players]
 

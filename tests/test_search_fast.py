@@ -234,9 +234,9 @@ def test_search_agents_play_only_legal_moves(name: str, rules: str, num_players:
 
 
 def test_search_agents_reject_bad_options_and_layouts() -> None:
+    from agents.checkpoint import CheckpointError
     from agents.fast_search import FastISMCTSAgent
     from agents.neural_search import NeuralISMCTSAgent
-    from training.checkpoint import CheckpointError
 
     with pytest.raises(ValueError, match="time_per_move"):
         FastISMCTSAgent(time_per_move=0)

@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 import torch
 
+from agents import checkpoint as ckpt
+from agents.network import NetworkShape, PolicyNet
 from agents.policy import PolicyAgent
 from agents.random_agent import RandomAgent
 from agents.registry import make_agent
@@ -17,9 +19,8 @@ from agents.runner import play_game
 from burako_env.engine import GameState
 from burako_env.observation import layout_id
 from burako_env.rules import load_rules
-from training import checkpoint as ckpt
 from training.league import SELF, League
-from training.network import NetworkShape, PolicyNet, evaluate_actions, sample_actions
+from training.network import evaluate_actions, sample_actions
 from training.ppo import PPOConfig, Trainer, gae, load_config, main
 
 ROOT = Path(__file__).resolve().parent.parent

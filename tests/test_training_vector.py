@@ -14,20 +14,14 @@ import numpy as np
 import pytest
 import torch
 
+from agents import checkpoint as ckpt
+from agents.network import NetworkShape, PolicyNet
 from burako_env.engine import GameState
 from burako_env.observation import Observer
 from burako_env.rules import load_rules
 from burako_env.vector import BurakoVectorEnv, sample_legal_actions
-from training import checkpoint as ckpt
 from training.league import SELF
-from training.network import (
-    LegalIndex,
-    NetworkShape,
-    PolicyNet,
-    evaluate_actions,
-    evaluate_actions_dense,
-    sample_actions,
-)
+from training.network import LegalIndex, evaluate_actions, evaluate_actions_dense, sample_actions
 from training.ppo import PPOConfig, Trainer, hand_reward, load_config, resolve_device
 from training.rollout import DecisionStore, StoredEpisode
 from training.schedule import schedule_problems, value_at

@@ -60,7 +60,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from agents.registry import agent_names, make_agent
+from agents.registry import agent_names, make_agent, parse_options
 from agents.runner import AgentFault, play_game
 from burako_env.engine import TRUNCATED, VOID
 from burako_env.records import RecordWriter
@@ -399,31 +399,6 @@ def evaluate(
 
 
 # ---------------------------------------------------------------------- command line
-def parse_value(text: str) -> Any:
-    """An option value: int, float, true/false, none, or the string itself."""
-    lowered = text.strip().lower()
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    if lowered in ("none", "null"):
-        return None
-    for convert in (int, float):
-        try:
-            return convert(text)
-        except ValueError:
-            pass
-    return text
-
-
-def parse_options(pairs: Sequence[str] | None, flag: str) -> dict[str, Any]:
-    options: dict[str, Any] = {}
-    for pair in pairs or ():
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"{flag}: expected key=value, got {pair!r}")
-        options[key.strip()] = parse_value(value)
-    return options
-
-
 def _fmt_ci(ci: tuple[float, float], spec: str) -> str:
     if any(math.isnan(x) for x in ci):
         return "n/a"
@@ -459,8 +434,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="burako-eval", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--a", required=True, help=f"agent A (registry name: {', '.join(agent_names())})")
-    parser.add_argument("--b", required=True, help="agent B (registry name)")
+    parser.add_argument("--a", required=True, help=f"agent A: a name ({', '.join(agent_names())}) or module:Class")
+    parser.add_argument("--b", required=True, help="agent B: a name or module:Class")
     parser.add_argument("--a-opt", action="append", metavar="KEY=VALUE", help="option for agent A (repeatable)")
     parser.add_argument("--b-opt", action="append", metavar="KEY=VALUE", help="option for agent B (repeatable)")
     parser.add_argument("--games", type=int, default=1000, help="games to play, an even number (2 per deal)")

@@ -6,7 +6,7 @@ Members are named by strings:
 |-----------------|---------------------------------------------------------|
 | ``"self"``      | the current policy; every seat is a learner seat then   |
 | ``"snapshot:N"``| the policy's weights frozen after update ``N``          |
-| a registry name | a baseline agent (``planner``, ``greedy``, ``random``…) |
+| an agent name   | a baseline agent (``planner``, ``greedy``, ``random``…, or ``module:Class``) |
 
 Sampling: ``self`` with probability ``self_play_fraction``; otherwise one of
 the other members, uniformly (``scheme="uniform"``) or prioritised towards

@@ -62,28 +62,21 @@ import yaml
 from torch import nn
 from tqdm import tqdm
 
-from agents.registry import agent_names, make_agent
-from agents.runner import LazyObservation, LazySeatView, play_game
+from agents import checkpoint as ckpt
+from agents.network import NetworkShape, PolicyNet, parameter_count
+from agents.registry import agent_names, is_agent, make_agent
+from agents.runner import LazyObservation, play_game
 from burako_env.engine import GameState
 from burako_env.observation import Observer, layout_id
 from burako_env.outcomes import blended_reward
 from burako_env.rules import Rules, RulesError, load_rules
 from burako_env.safe_yaml import YamlInputError, load_yaml, read_text_file, short_repr
-from training import checkpoint as ckpt
+from burako_env.views import LazySeatView
 from training.config_fields import check_dataclass_fields
 from training.evaluate import AgentSpec, evaluate
 from training.league import SELF, SNAPSHOT_PREFIX, League
 from training.locks import folder_lock
-from training.network import (
-    LegalIndex,
-    NetworkShape,
-    PolicyNet,
-    evaluate_actions,
-    evaluate_actions_dense,
-    parameter_count,
-    sample_actions,
-    sample_actions_dense,
-)
+from training.network import LegalIndex, evaluate_actions, evaluate_actions_dense, sample_actions, sample_actions_dense
 from training.rollout import VectorRollout, episode_batch
 from training.schedule import schedule_problems, scheduled_values
 
@@ -148,7 +141,7 @@ class PPOConfig:
     slot_embed: int = 16
     """Features per meld slot from the shared slot encoder."""
     league_baselines: list[str] = field(default_factory=lambda: ["planner", "greedy", "random"])
-    """Baseline agents (registry names) in the league."""
+    """Baseline agents in the league: registry names or ``module:Class`` (agents/registry.py)."""
     league_scheme: str = "prioritized"
     """Opponent sampling: uniform, or prioritized (toward opponents the learner beats least)."""
     self_play_fraction: float = 0.2
@@ -231,12 +224,12 @@ class PPOConfig:
         for name in ("hidden", "slot_embed", "workers", "torch_threads"):
             if getattr(self, name) < 1:
                 problems.append(f"{name} must be >= 1, got {getattr(self, name)}")
-        known = set(agent_names())
+        known = agent_names()  # and any module:Class (agents/registry.py)
         for name in ("league_baselines", "eval_opponents"):
-            unknown = [a for a in getattr(self, name) if a not in known]
+            unknown = [a for a in getattr(self, name) if not is_agent(a)]
             if unknown:
                 problems.append(f"{name}: unknown agent(s) {short_repr(unknown)}; known: {sorted(known)}")
-        if self.bc_teacher is not None and self.bc_teacher not in known:
+        if self.bc_teacher is not None and not is_agent(self.bc_teacher):
             problems.append(f"bc_teacher: unknown agent {short_repr(self.bc_teacher)}; known: {sorted(known)}")
         if self.num_players not in (2, 4):
             problems.append(f"num_players must be 2 or 4 (two sides), got {self.num_players}")

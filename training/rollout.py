@@ -45,12 +45,13 @@ import numpy as np
 import torch
 
 from agents.registry import make_agent
-from agents.runner import LazyObservation, LazySeatView
+from agents.runner import LazyObservation
 from burako_env import fast as F
 from burako_env.actions import NUM_ACTIONS
 from burako_env.engine import GameState
 from burako_env.outcomes import blended_reward, zero_sum_from_totals
 from burako_env.vector import BurakoVectorEnv
+from burako_env.views import LazySeatView
 from training.league import SELF, SNAPSHOT_PREFIX
 from training.network import sample_actions
 

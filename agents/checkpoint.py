@@ -27,8 +27,8 @@ from typing import Any
 
 import torch
 
+from agents.network import NetworkShape, PolicyNet
 from burako_env.rules import Rules, RulesError, load_rules
-from training.network import NetworkShape, PolicyNet
 
 CHECKPOINT_VERSION = 1
 TRAINING_FORMAT = "burako-ppo-checkpoint"

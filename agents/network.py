@@ -1,0 +1,148 @@
+"""The policy/value network an agent plays with, and its masked logits.
+
+One network serves every seat (and partners, with 4 players). It reads the
+env's flat observation (``burako_env.observation``) and splits it by the
+layout, so the only facts it owns are its sizes:
+
+| part          | input                                   | output                       |
+|---------------|-----------------------------------------|------------------------------|
+| slot encoder  | each meld slot (``melds`` segment, and  | ``slot_embed`` features per  |
+|               | the two ``pending_options``), 60 each   | slot (shared weights)        |
+| torso         | slot features + every other segment     | ``hidden`` (two ReLU layers) |
+| policy head   | torso                                   | ``NUM_ACTIONS`` logits       |
+|               |                                         | (only the legal ones needed) |
+| value head    | torso                                   | expected hand reward         |
+
+The meld slots are most of the vector (4,320 of 4,886 floats with 2 players)
+and all share one meaning, so a shared slot encoder keeps the network small
+(about 1.4 M parameters) without losing which slot is which: the slot
+features are concatenated in slot order, and an addition action names its
+slot.
+
+Illegal actions get zero probability: :func:`masked_logits` puts every
+illegal logit at the smallest float, the path for single moves
+(``PolicyAgent``, ``NeuralISMCTSAgent``). Training's batched paths over the
+legal actions only (``training/network.py``) read the same parameters, so
+checkpoints (``agents/checkpoint.py``) are the same either way.
+
+The model lives with the agents, not with training, because an agent must
+load and play it without the trainer: imports point burako_env <- agents <-
+training (docs/architecture.md, layers).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from burako_env.actions import NUM_ACTIONS
+from burako_env.melds import MELD_FEATURE_SIZE
+from burako_env.observation import layout_id, observation_layout, observation_size
+from burako_env.rules import Rules
+
+
+@dataclass(frozen=True)
+class NetworkShape:
+    """Everything needed to rebuild a network (stored in checkpoints)."""
+
+    num_players: int
+    obs_size: int
+    layout: str
+    hidden: int = 256
+    slot_embed: int = 16
+
+    @classmethod
+    def for_env(cls, num_players: int, rules: Rules, hidden: int = 256, slot_embed: int = 16) -> NetworkShape:
+        return cls(
+            num_players=num_players,
+            obs_size=observation_size(num_players, rules),
+            layout=layout_id(num_players, rules),
+            hidden=hidden,
+            slot_embed=slot_embed,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _slot_indices(num_players: int, rules: Rules | None) -> tuple[np.ndarray, np.ndarray]:
+    """Flat indices of the meld-shaped features (slots x 60) and of the rest."""
+    slot_rows: list[np.ndarray] = []
+    for seg in observation_layout(num_players, rules):
+        if seg.name in ("melds", "pending_options"):
+            n_slots = seg.size // MELD_FEATURE_SIZE
+            slot_rows.append(seg.offset + np.arange(n_slots * MELD_FEATURE_SIZE).reshape(n_slots, MELD_FEATURE_SIZE))
+    slots = np.concatenate(slot_rows, axis=0)
+    rest = np.setdiff1d(np.arange(observation_size(num_players, rules)), slots.reshape(-1))
+    return slots, rest
+
+
+def _runs(indices: np.ndarray) -> list[tuple[int, int]]:
+    """Sorted flat indices as ``(start, length)`` runs of consecutive ones, so
+    the network reads them as slices (views) instead of a gather, which was
+    half of a forward pass (bench/README.md, profile)."""
+    flat = indices.reshape(-1)
+    breaks = np.flatnonzero(np.diff(flat) != 1) + 1
+    return [(int(part[0]), int(part.size)) for part in np.split(flat, breaks) if part.size]
+
+
+class PolicyNet(nn.Module):
+    """Shared-slot-encoder MLP with policy and value heads."""
+
+    def __init__(self, shape: NetworkShape, rules: Rules | None = None) -> None:
+        super().__init__()
+        self.shape = shape
+        slots, rest = _slot_indices(shape.num_players, rules)
+        if slots.size + rest.size != shape.obs_size:
+            raise ValueError(f"network shape {shape} does not match the observation layout")
+        self.register_buffer("slot_index", torch.as_tensor(slots, dtype=torch.long), persistent=False)
+        self.register_buffer("rest_index", torch.as_tensor(rest, dtype=torch.long), persistent=False)
+        n_slots = slots.shape[0]
+        self.slot_runs = _runs(slots)
+        self.rest_runs = _runs(rest)
+        self.slot_encoder = nn.Sequential(nn.Linear(MELD_FEATURE_SIZE, shape.slot_embed), nn.ReLU())
+        torso_in = n_slots * shape.slot_embed + rest.size
+        self.torso = nn.Sequential(
+            nn.Linear(torso_in, shape.hidden),
+            nn.ReLU(),
+            nn.Linear(shape.hidden, shape.hidden),
+            nn.ReLU(),
+        )
+        self.policy_head = nn.Linear(shape.hidden, NUM_ACTIONS)
+        self.value_head = nn.Linear(shape.hidden, 1)
+        # CleanRL-style init: small policy logits (near-uniform start), unit value scale
+        nn.init.orthogonal_(self.policy_head.weight, 0.01)
+        nn.init.zeros_(self.policy_head.bias)
+        nn.init.orthogonal_(self.value_head.weight, 1.0)
+        nn.init.zeros_(self.value_head.bias)
+
+    def features(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Torso output (batch, hidden) and values (batch,)."""
+        batch = obs.shape[0]
+        # each run of slots encoded from a view; only the (small) encodings are concatenated
+        encoded = [
+            self.slot_encoder(obs[:, start : start + size].reshape(batch, -1, MELD_FEATURE_SIZE)).flatten(1)
+            for start, size in self.slot_runs
+        ]
+        rest = [obs[:, start : start + size] for start, size in self.rest_runs]
+        x = torch.cat([*encoded, *rest], dim=1)
+        h = self.torso(x)
+        return h, self.value_head(h).squeeze(-1)
+
+    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Raw logits over every action (batch, NUM_ACTIONS) and values (batch,)."""
+        h, value = self.features(obs)
+        return self.policy_head(h), value
+
+
+def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Logits with every illegal action at the smallest float (probability 0)."""
+    return torch.where(mask, logits, torch.finfo(logits.dtype).min)
+
+
+def parameter_count(net: nn.Module) -> int:
+    return sum(p.numel() for p in net.parameters())
