@@ -53,13 +53,13 @@ from gymnasium import spaces
 
 from burako_env import actions as A
 from burako_env.engine import TRUNCATED, GameState
-from burako_env.env import MaskedActionSpace
+from burako_env.env import MaskedActionSpace, check_reward, rules_for_env
 from burako_env.fast import FastGame, fast_tables
 from burako_env.observation import observation_bounds
-from burako_env.outcomes import REWARD_MODES, hand_rewards
+from burako_env.outcomes import hand_rewards
 from burako_env.plugins import make_agent
 from burako_env.render import render_table
-from burako_env.rules import Rules, load_rules
+from burako_env.rules import Rules
 from burako_env.views import LazySeatView
 
 Opponent = Any  # a registry name, an agent object, or a callable policy(observation) -> action
@@ -127,16 +127,9 @@ class BurakoGymEnv(gymnasium.Env):
         illegal_reward: float = -1.0,
         render_mode: str | None = None,
     ) -> None:
-        overrides = dict(rule_overrides or {})
-        if max_turns is not None:
-            overrides["max_turns"] = max_turns
-        self.rules = load_rules(rules, overrides)
-        self.rules.check_players(int(num_players))
+        self.rules = rules_for_env(rules, rule_overrides, max_turns, num_players)
         self.num_players = int(num_players)
-        if reward not in REWARD_MODES:
-            raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
-        if reward_scale <= 0:
-            raise ValueError(f"reward_scale must be positive, got {reward_scale}")
+        check_reward(reward, reward_scale)
         if illegal not in ("terminate", "raise"):
             raise ValueError(f"illegal must be 'terminate' or 'raise', got {illegal!r}")
         if learner_seat != "random" and (

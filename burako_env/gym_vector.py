@@ -52,10 +52,11 @@ from gymnasium.vector.utils import batch_space
 
 from burako_env import actions as A
 from burako_env.engine import TRUNCATED, draw_first_mano, shuffle_tiles
+from burako_env.env import check_reward, rules_for_env
 from burako_env.fast import STATE_SIZE, FastGame, fast_tables, new_match
 from burako_env.observation import observation_bounds
-from burako_env.outcomes import REWARD_MODES, hand_rewards
-from burako_env.rules import Rules, load_rules
+from burako_env.outcomes import hand_rewards
+from burako_env.rules import Rules
 from burako_env.vector import action_batch
 
 BatchedPolicy = Callable[[np.ndarray, np.ndarray], Any]
@@ -80,18 +81,12 @@ class BurakoGymVectorEnv(VectorEnv):
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
-        if reward not in REWARD_MODES:
-            raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
-        if reward_scale <= 0:
-            raise ValueError(f"reward_scale must be positive, got {reward_scale}")
+        check_reward(reward, reward_scale)
         if opponent != "random" and not callable(opponent):
             raise ValueError(
                 f"opponent must be 'random' or a batched policy (observations, masks) -> actions, got {opponent!r}"
             )
-        overrides = dict(rule_overrides or {})
-        if max_turns is not None:
-            overrides["max_turns"] = max_turns
-        self.rules = load_rules(rules, overrides)
+        self.rules = rules_for_env(rules, rule_overrides, max_turns, num_players)
         self.num_players = int(num_players)
         self.tables = fast_tables(self.rules, self.num_players)
         self.num_envs = int(num_envs)
