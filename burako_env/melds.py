@@ -80,6 +80,21 @@ def make_set(number: int, set_colours: tuple[int, int, int, int], wild_kind: int
     return Meld(False, -1, number, 0, 0, wild_kind, 0, tuple(set_colours))  # type: ignore[arg-type]
 
 
+def run_positions(kind: int) -> tuple[int, ...]:
+    """The run positions a natural tile stands on: its number, and both 1
+    and 14 for a 1 (B6: a 1 is low or high)."""
+    number = KIND_NUMBER_LIST[kind]
+    return (1, NUM_POSITIONS) if number == 1 else (number,)
+
+
+def is_natural_addition(meld: Meld, outcome: Meld) -> bool:
+    """Whether ``outcome`` (an :func:`add_outcomes` result for ``meld``)
+    adds its tile as a natural: the meld keeps the wild it had (a 2 on its
+    own place, B9/B11, counts as natural; a wild the natural displaces,
+    B10, stays the meld's wild)."""
+    return outcome.wild_kind == meld.wild_kind
+
+
 def meld_kinds(meld: Meld) -> list[int]:
     """The tile kinds that make up a meld (with repeats)."""
     kinds: list[int] = []
@@ -126,8 +141,7 @@ def add_outcomes(meld: Meld, kind: int, rules: Rules) -> tuple[Meld, ...]:
     if meld.is_run:
         colour, lo, hi, wk, wp = meld.colour, meld.lo, meld.hi, meld.wild_kind, meld.wild_pos
         if KIND_COLOUR_LIST[kind] == colour:
-            number = KIND_NUMBER_LIST[kind]
-            for pos in (1, NUM_POSITIONS) if number == 1 else (number,):
+            for pos in run_positions(kind):
                 if pos == lo - 1:
                     out.append(make_run(colour, pos, hi, wk, wp))
                 elif pos == hi + 1:

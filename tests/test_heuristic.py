@@ -1,0 +1,137 @@
+"""The heuristic package: its decisions pinned on fixed-seed games (a
+refactor must not change a single action), and its weights: one frozen
+dataclass that reaches every agent and policy, with clear errors."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from typing import Any
+
+import numpy as np
+import pytest
+
+from agents.heuristic import (
+    GREEDY_WEIGHTS,
+    PLANNER_WEIGHTS,
+    GreedyMelder,
+    GreedyPolicy,
+    HeuristicWeights,
+    Planner,
+    PlannerPolicy,
+    evaluate_sides,
+)
+from agents.registry import make_agent
+from agents.runner import play_game
+from burako_env.engine import GameState
+
+
+def game_digest(agents: list[Any], rules: str, num_players: int, seed: int) -> tuple[str, int]:
+    """Play one hand through the runner (seat ``p`` gets ``agents[p]``) and
+    return a digest of its actions and their count."""
+    actions = play_game(agents, rules, num_players, seed).record["actions"]  # type: ignore[index]
+    return hashlib.sha256(json.dumps(actions).encode()).hexdigest()[:16], len(actions)
+
+
+def seats(names: list[str], num_players: int, seed: int, **options: Any) -> list[Any]:
+    return [
+        make_agent(names[p % len(names)], seed=seed + p, **options.get(names[p % len(names)], {}))
+        for p in range(num_players)
+    ]
+
+
+# Recorded on the single-module agents/heuristic.py before the package split
+# (issue 13). Change them only with a deliberate change of the heuristics.
+PINNED = [
+    ("burako", 2, 0, ("planner", "greedy"), ("fb89e35641452aea", 125)),
+    ("burako", 4, 0, ("greedy", "planner"), ("6491a92761011223", 136)),
+    ("burako_br", 2, 1, ("planner", "greedy"), ("7d3c52d29555ab6f", 66)),
+    ("burako_casual", 3, 0, ("planner", "greedy"), ("f2920a60d52de14c", 94)),
+    ("burako_royal", 4, 1, ("greedy", "planner"), ("8e57edde6bb26c14", 67)),
+    ("buraco_cards", 2, 0, ("greedy", "planner"), ("e7602bd8eed26565", 181)),
+]
+
+
+@pytest.mark.parametrize(("rules", "num_players", "seed", "names", "expected"), PINNED)
+def test_heuristic_games_are_pinned(
+    rules: str, num_players: int, seed: int, names: tuple[str, ...], expected: tuple[str, int]
+) -> None:
+    """The same seed gives the same hand, action for action, as the heuristics
+    played before they were split into a package."""
+    assert game_digest(seats(list(names), num_players, seed), rules, num_players, seed) == expected
+
+
+def test_search_games_are_pinned() -> None:
+    """ISMCTS (readable engine) with a fixed seed and simulation budget plays
+    the same actions as before its settings were shared (issue 13)."""
+    small = {"simulations": 6, "root_actions": 3}
+    agents = seats(["ismcts", "planner"], 2, 3, ismcts=small)
+    assert game_digest(agents, "burako", 2, 3) == ("f533e14df0927325", 118)
+
+
+def test_fast_search_games_are_pinned() -> None:
+    """The compiled ISMCTS with a fixed seed plays the same actions as before."""
+    small = {"simulations": 6, "root_actions": 3}
+    agents = seats(["fast_ismcts", "planner"], 2, 3, fast_ismcts=small)
+    assert game_digest(agents, "burako", 2, 3) == ("58b2b60b020466ef", 100)
+    agents = seats(["fast_ismcts", "greedy"], 4, 5, fast_ismcts=small)
+    assert game_digest(agents, "burako", 4, 5) == ("d71f721d5d3c7263", 158)
+
+
+# ----------------------------------------------------------------------------- weights
+
+
+def test_presets_are_the_agents_weights() -> None:
+    """Each agent and policy starts from its preset; the two presets differ
+    only in the three numbers the GreedyMelder plays differently."""
+    assert Planner().weights is PLANNER_WEIGHTS and PlannerPolicy().weights is PLANNER_WEIGHTS
+    assert GreedyMelder().weights is GREEDY_WEIGHTS and GreedyPolicy().weights is GREEDY_WEIGHTS
+    differ = {
+        f.name
+        for f in dataclasses.fields(HeuristicWeights)
+        if getattr(GREEDY_WEIGHTS, f.name) != getattr(PLANNER_WEIGHTS, f.name)
+    }
+    assert differ == {"wild_keep", "feed_base", "feed_per_pile_tile"}
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        PLANNER_WEIGHTS.feed_base = 1.0  # type: ignore[misc]
+
+
+def test_weights_reach_the_decisions() -> None:
+    """Weights given to the registry change the play; the preset's own values
+    given as a mapping do not."""
+    baseline = game_digest(seats(["planner", "greedy"], 2, 0), "burako", 2, 0)
+    same = {"planner": {"weights": {"feed_base": PLANNER_WEIGHTS.feed_base}}}
+    assert game_digest(seats(["planner", "greedy"], 2, 0, **same), "burako", 2, 0) == baseline
+    reckless = {"planner": {"weights": {"take_threshold": -1e6, "take_threshold_blind": -1e6}}}
+    assert game_digest(seats(["planner", "greedy"], 2, 0, **reckless), "burako", 2, 0) != baseline
+    agent = make_agent("planner", seed=0, weights=HeuristicWeights(feed_base=7.0))
+    assert agent.weights.feed_base == 7.0 and agent.weights.wild_keep == PLANNER_WEIGHTS.wild_keep
+
+
+def test_evaluation_reads_its_weights() -> None:
+    """evaluate_sides's numbers are the weights' eval_* fields."""
+    state = GameState.new_game(np.random.default_rng(4), "burako", 2)
+    base = evaluate_sides(state)
+    assert evaluate_sides(state, PLANNER_WEIGHTS) == base
+    assert evaluate_sides(state, PLANNER_WEIGHTS.replace(eval_hand_cost=0.0, eval_hand_cost_late=0.0)) != base
+
+
+@pytest.mark.parametrize(
+    ("weights", "message"),
+    [
+        ({"feed_bas": 1.0}, "unknown heuristic weight(s) feed_bas"),
+        ({"feed_base": float("nan")}, "feed_base must be a finite number"),
+        ({"feed_base": "high"}, "feed_base must be a finite number"),
+        ({"danger_stock": 2.5}, "danger_stock must be a whole number"),
+        ({"canasta_share": [0.1, 0.2]}, "canasta_share must be 7 numbers"),
+    ],
+)
+def test_bad_weights_are_clear_errors(weights: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        make_agent("planner", weights=weights)
+
+
+def test_weights_must_be_a_dataclass_or_a_mapping() -> None:
+    with pytest.raises(TypeError, match="weights must be a HeuristicWeights or a mapping"):
+        Planner(weights=3)  # type: ignore[arg-type]
