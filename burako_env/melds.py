@@ -37,6 +37,7 @@ from burako_env.tiles import (
     WILD_KINDS,
     kind_at,
     kind_of,
+    run_positions,
     short_name,
     tile_name,
 )
@@ -78,13 +79,6 @@ def make_run(colour: int, lo: int, hi: int, wild_kind: int = -1, wild_pos: int =
 
 def make_set(number: int, set_colours: tuple[int, int, int, int], wild_kind: int = -1) -> Meld:
     return Meld(False, -1, number, 0, 0, wild_kind, 0, tuple(set_colours))  # type: ignore[arg-type]
-
-
-def run_positions(kind: int) -> tuple[int, ...]:
-    """The run positions a natural tile stands on: its number, and both 1
-    and 14 for a 1 (B6: a 1 is low or high)."""
-    number = KIND_NUMBER_LIST[kind]
-    return (1, NUM_POSITIONS) if number == 1 else (number,)
 
 
 def is_natural_addition(meld: Meld, outcome: Meld) -> bool:

@@ -135,3 +135,38 @@ def test_bad_weights_are_clear_errors(weights: dict[str, Any], message: str) -> 
 def test_weights_must_be_a_dataclass_or_a_mapping() -> None:
     with pytest.raises(TypeError, match="weights must be a HeuristicWeights or a mapping"):
         Planner(weights=3)  # type: ignore[arg-type]
+
+
+# ----------------------------------------------------------------------------- the meld facts it reads
+
+
+def test_b6_a_one_stands_low_or_high() -> None:
+    """tiles.run_positions: a 1 stands on position 1 or 14 (B6), any other
+    number on its own, the joker on none."""
+    from burako_env.tiles import JOKER, kind_of, run_positions
+
+    assert run_positions(kind_of(1, 1)) == (1, 14)
+    assert run_positions(kind_of(2, 5)) == (5,)
+    assert run_positions(kind_of(0, 13)) == (13,)
+    assert run_positions(JOKER) == ()
+
+
+def test_b9_b10_natural_additions() -> None:
+    """melds.is_natural_addition: a natural keeps the meld's wild, even when it
+    displaces it to an end (B10) or is a 2 on its own place (B9/B11); a wild
+    added to a clean meld is not natural."""
+    from burako_env.melds import add_outcomes, is_natural_addition, make_run
+    from burako_env.rules import load_rules
+    from burako_env.tiles import JOKER, kind_of
+
+    rules = load_rules("burako")
+    red = 1
+    clean = make_run(red, 3, 5)
+    (six,) = add_outcomes(clean, kind_of(red, 6), rules)
+    assert is_natural_addition(clean, six)
+    assert not any(is_natural_addition(clean, o) for o in add_outcomes(clean, JOKER, rules))
+    two = add_outcomes(clean, kind_of(red, 2), rules)  # natural on 2, or wild on 6
+    assert sorted(is_natural_addition(clean, o) for o in two) == [False, True]
+    dirty = make_run(red, 3, 5, JOKER, 4)
+    displaced = add_outcomes(dirty, kind_of(red, 4), rules)  # the joker moves to an end (B10)
+    assert len(displaced) == 2 and all(is_natural_addition(dirty, o) for o in displaced)

@@ -25,7 +25,6 @@ from burako_env.melds import (
     is_natural_addition,
     meld_kinds,
     meld_value,
-    run_positions,
 )
 from burako_env.rules import Rules
 from burako_env.tiles import (
@@ -37,6 +36,7 @@ from burako_env.tiles import (
     NUM_POSITIONS,
     kind_at,
     kind_of,
+    run_positions,
 )
 
 #: the score of an action never to take

@@ -15,7 +15,7 @@ import numpy as np
 
 from agents.heuristic.facts import extension, meld_progress
 from burako_env.melds import PATTERNS, Meld, is_natural_addition, patterns_available
-from burako_env.tiles import JOKER, NUM_COLOURS, NUM_KINDS, kind_of
+from burako_env.tiles import NUM_KINDS, WILD_KINDS
 
 if TYPE_CHECKING:
     from agents.heuristic.position import Position
@@ -93,7 +93,7 @@ def _place_wild(hand: list[int], melds: list[Meld], ctx: Position) -> float | No
     facts = ctx.facts
     weights = ctx.weights
     t = ctx.state.t
-    for k in (JOKER, *[kind_of(c, 2) for c in range(NUM_COLOURS)]):
+    for k in WILD_KINDS:  # the joker first, then the 2s
         if hand[k] <= 0:
             continue
         best_j, best_len = -1, -1
