@@ -47,8 +47,9 @@ class HeuristicWeights:
     danger_hand: int = 3
     #: close whenever possible once the stock holds this many tiles or fewer
     close_late_stock: int = 15
-    #: how much feeding the next seat's side matters, and any other opponent side
+    #: how much feeding the next seat's side matters (it may take the pile first)
     feed_next_side: float = 1.0
+    #: how much feeding any other opponent side matters
     feed_other_side: float = 0.4
 
     # ---------------------------------------------------------------- draw: the pile (Planner)
@@ -70,36 +71,45 @@ class HeuristicWeights:
     # ---------------------------------------------------------------- privilege (B17), choose the end (B10)
     #: keep the privilege tile when its keep value plus its feed cost reaches this
     privilege_keep_threshold: float = 14.0
-    #: choosing where a tile goes: a clean outcome, each hand tile that extends it, room at its tighter end
+    #: choosing where a tile goes (B10): an outcome that stays clean
     choose_clean: float = 100.0
+    #: ... per hand tile that would extend the outcome
     choose_extension: float = 10.0
+    #: ... per position of room at the outcome's tighter end (runs)
     choose_room: float = 0.1
 
     # ---------------------------------------------------------------- play: melds and additions
     #: V3: a meld or addition that uses the taken pile's top tile
     pile_top_first: float = 500.0
-    #: a natural addition: base, per tile of the new length (up to 7), finishing a canasta
+    #: a natural addition: base
     natural_add_base: float = 100.0
+    #: ... per tile of the meld's new length (up to 7)
     natural_add_per_length: float = 8.0
+    #: ... when it makes the meld a canasta (7 tiles)
     canasta_completion: float = 50.0
     #: a wild on a clean canasta (a clean bonus turned dirty, B14)
     wild_on_clean_canasta: float = -200.0
-    #: a natural new meld: base, per hand tile that would extend it, a run
+    #: a natural new meld: base (plus its tile values)
     natural_meld_base: float = 80.0
+    #: any new meld: per hand tile that would extend it afterwards
     meld_extension: float = 12.0
+    #: a natural new meld that is a run
     run_meld_bonus: float = 5.0
     #: a new meld that spends the joker rather than a 2
     joker_meld_cost: float = 10.0
     #: per tile of the new length of a wild addition
     wild_add_per_length: float = 4.0
-    #: (Greedy) a wild addition: base, finishing a canasta; a wild new meld: base
+    #: (Greedy) a wild addition: base
     greedy_wild_add_base: float = 30.0
+    #: (Greedy) ... when it makes a canasta
     greedy_wild_add_canasta: float = 60.0
+    #: (Greedy) a new meld with a wild: base (plus its tile values)
     greedy_wild_meld_base: float = 30.0
     #: (Planner) a wild that finishes a canasta
     wild_finish_canasta: float = 110.0
-    #: (Planner) ... dirty, when the side still needs its clean canasta: going out, or holding
+    #: (Planner) ... a dirty one while the side still needs its clean canasta, when going out
     wild_finish_dirty_going_out: float = 20.0
+    #: (Planner) ... the same, otherwise (a clean 6 may still become that canasta)
     wild_finish_dirty_hold: float = -20.0
     #: (Planner) a wild addition or new meld when going out or in danger (base)
     wild_going_out_base: float = 25.0
@@ -107,6 +117,7 @@ class HeuristicWeights:
     wild_add_hold: float = -30.0
     #: (Planner) a wild new meld with this many extending hand tiles or more heads for a canasta anyway
     wild_meld_long_extension: int = 3
+    #: (Planner) ... its base score then
     wild_meld_long_base: float = 5.0
     #: (Planner) a wild new meld otherwise
     wild_meld_hold: float = -40.0
@@ -118,17 +129,21 @@ class HeuristicWeights:
     wild_keep: float = 100.0
     #: a tile that fits one of our melds naturally
     keep_fits_own: float = 45.0
-    #: (Greedy) run neighbours in hand: one position away, two away, a connected pair of them
+    #: (Greedy) per run neighbour in hand one position away
     keep_neighbour: float = 12.0
+    #: (Greedy) per run neighbour in hand two positions away
     keep_far_neighbour: float = 5.0
+    #: (Greedy) when the neighbours connect (two near ones, or a near and a far one)
     keep_connected: float = 6.0
     #: (Greedy) share of the run worth kept when the hand holds two copies
     keep_run_duplicate_share: float = 0.35
-    #: (Greedy) per set partner in hand (up to 2): distinct colours, or any
+    #: (Greedy) per set partner in hand (up to 2) when sets need distinct colours
     keep_set_partner_distinct: float = 7.0
+    #: (Greedy) per set partner in hand (up to 2, copies included) otherwise
     keep_set_partner: float = 10.0
-    #: (Planner) per 3-tile natural meld the tile could join: complete in hand, per live missing copy (up to 2)
+    #: (Planner) per 3-tile natural meld the tile completes with the hand
     keep_pattern_complete: float = 22.0
+    #: (Planner) per live copy (up to 2) of the tile a pair with it waits for
     keep_pattern_live: float = 5.0
     #: (Planner) share of a run pattern kept when the hand holds two copies
     keep_pattern_duplicate_share: float = 0.3
@@ -136,8 +151,9 @@ class HeuristicWeights:
     keep_pattern_cap: float = 45.0
 
     # ---------------------------------------------------------------- discard: feed (Greedy 25 and 2)
-    #: base and per-pile-tile cost of discarding a tile an opponent can use
+    #: cost of discarding a tile an opponent can use: base
     feed_base: float = 40.0
+    #: ... per tile of the pile it hands over (the discard included)
     feed_per_pile_tile: float = 4.0
     #: share of that cost when the next player is known to hold two tiles it melds with
     feed_known_share: float = 0.5
@@ -145,23 +161,27 @@ class HeuristicWeights:
     feed_wild: float = 30.0
 
     # ---------------------------------------------------------------- discard: dump (B26)
-    #: share of a tile's value that holding it may cost; added when the hand may end soon
+    #: share of a tile's value that holding it may cost
     dump_share: float = 0.25
+    #: ... added when the hand may end soon
     dump_danger_share: float = 1.0
-    #: (Planner) added share once the stock holds this many tiles or fewer
+    #: (Planner) the stock size at or under which holding costs more
     dump_late_stock: int = 20
+    #: (Planner) ... the share added then
     dump_late_share: float = 0.25
 
     # ---------------------------------------------------------------- the search's static evaluation
-    #: share of a hand tile's value it costs: base, plus this times how much of the stock is gone
+    #: share of a hand tile's value it costs at the start of the hand
     eval_hand_cost: float = 0.35
+    #: ... plus this times the share of the stock drawn
     eval_hand_cost_late: float = 0.65
     #: a wild in hand is worth this times the share of the stock left
     eval_wild_asset: float = 25.0
     #: share of its value a hand tile that fits one of the side's melds counts for
     eval_fit_share: float = 0.3
-    #: an untaken muerto costs its penalty times min(1, floor + smallest hand / hand scale)
+    #: an untaken muerto costs its penalty times min(1, this + smallest hand / eval_hand_scale)
     eval_muerto_floor: float = 0.4
+    #: hand size that scales the muerto's cost and the closing bonus's share
     eval_hand_scale: float = 15.0
     #: a side that may close gets the closing bonus times max(0, share - smallest hand / hand scale)
     eval_close_share: float = 0.6
