@@ -37,8 +37,17 @@ import numba
 import numpy as np
 
 from agents.base import SeatView
-from agents.heuristic import NEIGHBOURS_1, NEIGHBOURS_2, SAME_NUMBER, PlannerPolicy, meld_progress, rule_facts
-from agents.search import TreeNode, best_candidate, ucb_select
+from agents.heuristic import (
+    NEIGHBOURS_1,
+    NEIGHBOURS_2,
+    PLANNER_WEIGHTS,
+    SAME_NUMBER,
+    PlannerPolicy,
+    meld_progress,
+    rule_facts,
+)
+from agents.search import TreeNode, another_round, best_candidate, tree_step
+from agents.search_settings import SearchSettings
 from burako_env import fast as F
 from burako_env.engine import GameState
 from burako_env.fast import FastGame, FastTables, determinize_state, fast_tables, meld_universe
@@ -50,8 +59,20 @@ NEG = -1e18
 
 #: indices of the evaluation tables (the ``E`` tuple handed to the kernels)
 E_WORTH, E_FIT, E_WILD, E_NEIGH1, E_NEIGH2, E_SAME, E_SCALARS = range(7)
-#: E_SCALARS: initial stock size, muerto penalty, closing bonus
-S_INITIAL_STOCK, S_MUERTO_PENALTY, S_CLOSING_BONUS = range(3)
+#: E_SCALARS: initial stock size, muerto penalty, closing bonus, then the
+#: evaluation's weights (``HeuristicWeights.eval_*``, in this order)
+(
+    S_INITIAL_STOCK,
+    S_MUERTO_PENALTY,
+    S_CLOSING_BONUS,
+    S_HAND_COST,
+    S_HAND_COST_LATE,
+    S_WILD_ASSET,
+    S_FIT_SHARE,
+    S_MUERTO_FLOOR,
+    S_HAND_SCALE,
+    S_CLOSE_SHARE,
+) = range(10)
 
 
 def _padded(rows: tuple[tuple[int, ...], ...]) -> np.ndarray:
@@ -66,7 +87,9 @@ def eval_tables(rules: Rules, num_players: int) -> tuple[np.ndarray, ...]:
     """Per-rules tables of the compiled evaluation and policy: each meld's
     worth (value + canasta progress, ``heuristic.meld_progress``), which
     kinds extend it naturally (an outcome keeps its wild), the wild kinds,
-    run neighbours and set partners of each kind, and three scalars."""
+    run neighbours and set partners of each kind, and the scalars
+    (``S_*``: rule values and the evaluation's weights, :data:`PLANNER_WEIGHTS`,
+    as :func:`agents.heuristic.evaluate_sides` reads them)."""
     universe, _ = meld_universe()
     facts = rule_facts(rules)
     tables = fast_tables(rules, num_players)
@@ -74,10 +97,24 @@ def eval_tables(rules: Rules, num_players: int) -> tuple[np.ndarray, ...]:
     worth = np.array([meld_progress(m, facts) for m in universe], dtype=np.float64) + meld_value
     wild_kind = np.array([m.wild_kind for m in universe], dtype=np.int64)
     valid = np.arange(outc.shape[2])[None, None, :] < n_outc[:, :, None]
+    # melds.is_natural_addition, over every (meld, kind, outcome) at once
     keeps_wild = wild_kind[np.clip(outc, 0, None)] == wild_kind[:, None, None]
     fit = (valid & keeps_wild).any(axis=2).astype(np.uint8)
+    w = PLANNER_WEIGHTS
     scalars = np.array(
-        [max(1, rules.stock_size(num_players)), rules.muerto_penalty, rules.closing_bonus], dtype=np.float64
+        [
+            max(1, rules.stock_size(num_players)),
+            rules.muerto_penalty,
+            rules.closing_bonus,
+            w.eval_hand_cost,
+            w.eval_hand_cost_late,
+            w.eval_wild_asset,
+            w.eval_fit_share,
+            w.eval_muerto_floor,
+            w.eval_hand_scale,
+            w.eval_close_share,
+        ],
+        dtype=np.float64,
     )
     out = (
         worth,
@@ -105,9 +142,10 @@ def evaluate_sides(st, T, E, out):
         for s in range(sides):
             out[s] = F.side_total(st, s) if st[F.HAS_SCORES] else 0.0
         return
-    left = min(1.0, st[F.STOCK_LEN] / scalars[0])
-    hand_cost = 0.35 + 0.65 * (1.0 - left)
-    wild_asset = 25.0 * left
+    left = min(1.0, st[F.STOCK_LEN] / scalars[S_INITIAL_STOCK])
+    hand_cost = scalars[S_HAND_COST] + scalars[S_HAND_COST_LATE] * (1.0 - left)
+    wild_asset = scalars[S_WILD_ASSET] * left
+    fit_share, hand_scale = scalars[S_FIT_SHARE], scalars[S_HAND_SCALE]
     fits = np.zeros(F.NK, dtype=np.uint8)
     for s in range(sides):
         total = 0.0
@@ -130,14 +168,14 @@ def evaluate_sides(st, T, E, out):
                 if wild[k]:
                     total += c * (wild_asset - hand_cost * values[k])
                 elif fits[k]:
-                    total += c * 0.3 * values[k]
+                    total += c * fit_share * values[k]
                 else:
                     total -= c * hand_cost * values[k]
             smallest = min(smallest, st[F.HAND_SIZE + q])
         if not st[F.MUERTO_TAKEN + s]:
-            total -= scalars[1] * min(1.0, 0.4 + smallest / 15.0)
+            total -= scalars[S_MUERTO_PENALTY] * min(1.0, scalars[S_MUERTO_FLOOR] + smallest / hand_scale)
         elif st[F.CLOSE_READY + s]:
-            total += scalars[2] * max(0.0, 0.6 - smallest / 15.0)
+            total += scalars[S_CLOSING_BONUS] * max(0.0, scalars[S_CLOSE_SHARE] - smallest / hand_scale)
         out[s] = total
 
 
@@ -333,44 +371,25 @@ class _Workspace:
 class FastISMCTSAgent:
     """Single-observer ISMCTS on the compiled core (module docstring).
 
-    Budget: ``simulations`` per decision (whole rounds, one simulation per
-    root candidate each, at least one round), or, when ``time_per_move`` is
-    given, as many rounds as fit in that many seconds (at least one;
-    ``simulations`` is then ignored). The other options mean what they mean
-    in :class:`agents.search.ISMCTSAgent`, whose defaults they keep.
+    Options: :class:`agents.search_settings.SearchSettings` (as keywords, or
+    whole as ``settings=``), with :class:`agents.search.ISMCTSAgent`'s
+    defaults and meanings, but no ``rollout`` (the rollouts are the compiled
+    greedy policy). Budget: ``simulations`` per decision (whole rounds, one
+    simulation per root candidate each, at least one round), or, when
+    ``time_per_move`` is given, as many rounds as fit in that many seconds
+    (at least one; ``simulations`` is then ignored).
     """
 
     name = "fast_ismcts"
+    #: the defaults of this agent's search settings, and the fields it reads
+    default_settings = SearchSettings()
+    uses_settings = tuple(f for f in SearchSettings.field_names() if f != "rollout")
 
-    def __init__(
-        self,
-        seed: int | None = None,
-        simulations: int = 64,
-        time_per_move: float | None = None,
-        exploration: float = 0.7,
-        depth: int = 4,
-        max_rollout_actions: int = 80,
-        root_actions: int = 6,
-        tree_actions: int = 3,
-        value_scale: float = 300.0,
-        margin: float = 10.0,
-    ) -> None:
-        if simulations < 1:
-            raise ValueError(f"simulations must be >= 1, got {simulations}")
-        if time_per_move is not None and time_per_move <= 0:
-            raise ValueError(f"time_per_move must be > 0 seconds, got {time_per_move}")
-        if depth < 1:
-            raise ValueError(f"depth must be >= 1, got {depth}")
+    def __init__(self, seed: int | None = None, settings: SearchSettings | None = None, **options: Any) -> None:
+        self.settings = SearchSettings.for_agent(
+            self.name, self.default_settings, self.uses_settings, settings, options
+        )
         self.rng = np.random.default_rng(seed)
-        self.simulations = simulations
-        self.time_per_move = time_per_move
-        self.exploration = exploration
-        self.depth = depth
-        self.max_rollout_actions = max_rollout_actions
-        self.root_actions = max(1, root_actions)
-        self.tree_actions = max(1, tree_actions)
-        self.value_scale = float(value_scale)
-        self.margin = margin
         self.root_policy = PlannerPolicy()
         self.seat = -1
         self._work: _Workspace | None = None
@@ -399,10 +418,11 @@ class FastISMCTSAgent:
         if len(legal) == 1:
             return int(legal[0])
         public = view.public_state()
-        candidates = self.root_policy.ranked(public, legal)[: self.root_actions]
+        candidates = self.root_policy.ranked(public, legal)[: self.settings.root_actions]
         if len(candidates) == 1:
             return int(candidates[0])
-        deadline = None if self.time_per_move is None else start + self.time_per_move
+        budget = self.settings.time_per_move
+        deadline = None if budget is None else start + budget
         return self.search(FastGame.from_game_state(public), candidates, deadline)
 
     def search(self, game: FastGame, candidates: list[int], deadline: float | None = None) -> int:
@@ -411,16 +431,12 @@ class FastISMCTSAgent:
         (legal actions of the seat, the preferred first); ``deadline`` (a
         ``time.perf_counter`` value) replaces the simulation count."""
         work = self._workspace_for(game)
+        settings = self.settings
         root = TreeNode()
         done = 0
         rounds = 0
         sample = np.empty_like(game.st)
-        while True:
-            if deadline is None:
-                if done + len(candidates) > max(self.simulations, len(candidates)):
-                    break
-            elif rounds >= 1 and time.perf_counter() >= deadline:
-                break
+        while another_round(settings, done, len(candidates), rounds, deadline):
             sample[:] = game.st
             determinize_state(sample, self.seat, self.rng, work.args)
             for action in candidates:
@@ -431,7 +447,7 @@ class FastISMCTSAgent:
                     break
             rounds += 1
         self.last_simulations = done
-        return best_candidate(root, candidates, self.margin / self.value_scale)
+        return best_candidate(root, candidates, settings.margin / settings.value_scale)
 
     def _workspace_for(self, game: FastGame) -> _Workspace:
         if self._work is None or self._work.tables is not game.tables:
@@ -446,6 +462,7 @@ class FastISMCTSAgent:
         descend by UCB with availability counts until a new node is expanded,
         roll out, and back the values up."""
         st, args = work.st, work.args
+        settings = self.settings
         side_of = work.side_of
         start_turn = int(st[F.TURN])
         child = root.children.get(root_action)
@@ -456,30 +473,18 @@ class FastISMCTSAgent:
         path = [child]
         node = child
         out = work.out
-        while st[F.PHASE] != F.P_HAND_OVER and st[F.TURN] - start_turn < self.depth:
+        while st[F.PHASE] != F.P_HAND_OVER and st[F.TURN] - start_turn < settings.depth:
             current = int(st[F.CURRENT])
-            k = self.tree_actions if current == self.seat else 1
+            k = settings.tree_actions if current == self.seat else 1
             _, written = best_actions(st, args, work.evals, work.buf, work.mask, work.scores, k, out)
             if written == 0:  # defensive: never expected (E3)
                 break
-            actions = out[:written].tolist()
-            for a in actions:
-                known = node.children.get(a)
-                if known is not None:
-                    known.available += 1
-            untried = [a for a in actions if a not in node.children]
-            if untried:
-                action = untried[0]
-                nxt = TreeNode(side_of[current])
-                nxt.available = 1
-                node.children[action] = nxt
-                F.apply_unchecked(st, action, args)
-                path.append(nxt)
-                break
-            action = ucb_select(node, actions, self.exploration)
+            action, nxt, expanded = tree_step(node, out[:written].tolist(), side_of[current], settings.exploration)
             F.apply_unchecked(st, action, args)
-            node = node.children[action]
-            path.append(node)
+            path.append(nxt)
+            if expanded:
+                break
+            node = nxt
         rollout_values(
             st,
             args,
@@ -488,9 +493,9 @@ class FastISMCTSAgent:
             work.mask,
             work.scores,
             start_turn,
-            self.depth,
-            self.max_rollout_actions,
-            self.value_scale,
+            settings.depth,
+            settings.max_rollout_actions,
+            settings.value_scale,
             work.values,
         )
         values = work.values

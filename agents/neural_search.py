@@ -43,6 +43,7 @@ import torch
 from agents import checkpoint as ckpt
 from agents.base import SeatView
 from agents.policy import DEFAULT_CHECKPOINT, PolicyAgent
+from agents.search_settings import SearchSettings
 from burako_env import fast as F
 from burako_env.fast import FastGame, determinize_state
 
@@ -79,7 +80,10 @@ class NeuralISMCTSAgent:
     ``checkpoint``: a policy or training checkpoint (default: the shipped
     bot, ``agents/checkpoints/burako_ppo.pt``), loaded through
     :mod:`agents.checkpoint` and checked against the table's layout at
-    ``reset`` as :class:`agents.policy.PolicyAgent` does. ``torch_threads``:
+    ``reset`` as :class:`agents.policy.PolicyAgent` does. Search options:
+    :class:`agents.search_settings.SearchSettings`'s ``simulations``,
+    ``time_per_move`` and ``exploration`` (PUCT's c_puct; ``c_puct`` is its
+    deprecated name), as keywords or whole as ``settings=``. ``torch_threads``:
     torch's thread count during a search (restored afterwards; None leaves it
     as it is). One thread is the default because the forward passes are
     small: on a busy 2-core machine a 2-thread pass took 17-120 ms against
@@ -87,25 +91,26 @@ class NeuralISMCTSAgent:
     """
 
     name = "neural_ismcts"
+    #: the defaults of this agent's search settings, and the fields it reads
+    default_settings = SearchSettings(simulations=256, exploration=1.5)
+    uses_settings = ("simulations", "time_per_move", "exploration")
 
     def __init__(
         self,
         seed: int | None = None,
         checkpoint: str | None = None,
-        simulations: int = 256,
-        time_per_move: float | None = None,
-        c_puct: float = 1.5,
+        settings: SearchSettings | None = None,
         leaf_batch: int = 16,
         torch_threads: int | None = 1,
+        **options: Any,
     ) -> None:
-        if simulations < 1:
-            raise ValueError(f"simulations must be >= 1, got {simulations}")
-        if time_per_move is not None and time_per_move <= 0:
-            raise ValueError(f"time_per_move must be > 0 seconds, got {time_per_move}")
+        self.settings = SearchSettings.for_agent(
+            self.name, self.default_settings, self.uses_settings, settings, options
+        )
+        if self.settings.exploration <= 0:
+            raise ValueError(f"exploration (c_puct) must be > 0, got {self.settings.exploration}")
         if leaf_batch < 1:
             raise ValueError(f"leaf_batch must be >= 1, got {leaf_batch}")
-        if c_puct <= 0:
-            raise ValueError(f"c_puct must be > 0, got {c_puct}")
         path = str(checkpoint if checkpoint is not None else DEFAULT_CHECKPOINT)
         net, config = _load_network(path)
         self.policy = PolicyAgent(seed=seed, net=net)  # the layout check at reset
@@ -115,9 +120,6 @@ class NeuralISMCTSAgent:
         self.score_weight = float(config.get("score_weight", 1.0))
         self.reward_scale = float(config.get("reward_scale", 1000.0))
         self.rng = np.random.default_rng(seed)
-        self.simulations = simulations
-        self.time_per_move = time_per_move
-        self.c_puct = float(c_puct)
         self.leaf_batch = leaf_batch
         if torch_threads is not None and torch_threads < 1:
             raise ValueError(f"torch_threads must be >= 1 or None, got {torch_threads}")
@@ -145,7 +147,8 @@ class NeuralISMCTSAgent:
         if legal.size == 1:
             return int(legal[0])
         game = FastGame.from_game_state(view.public_state())
-        deadline = None if self.time_per_move is None else start + self.time_per_move
+        budget = self.settings.time_per_move
+        deadline = None if budget is None else start + budget
         threads = torch.get_num_threads()
         if self.torch_threads is not None:
             torch.set_num_threads(self.torch_threads)
@@ -179,9 +182,9 @@ class NeuralISMCTSAgent:
         done = 0
         while True:
             if deadline is None:
-                if done >= self.simulations:
+                if done >= self.settings.simulations:
                     break
-                size = min(batch, self.simulations - done)
+                size = min(batch, self.settings.simulations - done)
             else:
                 if done > 0 and time.perf_counter() + self._forward_s >= deadline:
                     break
@@ -270,7 +273,7 @@ class NeuralISMCTSAgent:
         prior /= prior.sum()
         n = node.visits[legal]
         q = np.divide(node.total[legal], n, out=np.zeros_like(n), where=n > 0)
-        score = q + self.c_puct * prior * math.sqrt(float(n.sum()) + 1.0) / (1.0 + n)
+        score = q + self.settings.exploration * prior * math.sqrt(float(n.sum()) + 1.0) / (1.0 + n)
         return int(legal[int(np.argmax(score))])
 
     def _side_values(self, value: float, side: int, sides: int) -> np.ndarray:

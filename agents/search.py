@@ -50,6 +50,7 @@ import numpy as np
 
 from agents.base import SeatView
 from agents.heuristic import GreedyPolicy, HeuristicPolicy, PlannerPolicy, evaluate_sides
+from agents.search_settings import SearchSettings
 from burako_env.engine import GameState, Phase
 
 ROLLOUT_POLICIES: dict[str, type[HeuristicPolicy]] = {"greedy": GreedyPolicy, "planner": PlannerPolicy}
@@ -81,6 +82,33 @@ def ucb_select(node: TreeNode, actions: list[int], exploration: float) -> int:
     return best
 
 
+def tree_step(node: TreeNode, actions: list[int], side: int, exploration: float) -> tuple[int, TreeNode, bool]:
+    """One step down the tree from ``node`` among ``actions`` (the candidates
+    available in this determinization): count their availability, expand the
+    first untried one (a new node for ``side``, the side choosing), else pick
+    by UCB. Returns the action, its child and whether it was expanded."""
+    for a in actions:
+        known = node.children.get(a)
+        if known is not None:
+            known.available += 1
+    for a in actions:
+        if a not in node.children:
+            child = node.children[a] = TreeNode(side)
+            child.available = 1
+            return a, child, True
+    action = ucb_select(node, actions, exploration)
+    return action, node.children[action], False
+
+
+def another_round(settings: SearchSettings, done: int, candidates: int, rounds: int, deadline: float | None) -> bool:
+    """Whether the budget allows another round of paired simulations (one per
+    root candidate): within ``simulations`` (at least one round), or before
+    the ``deadline`` (a ``time.perf_counter`` value; at least one round)."""
+    if deadline is None:
+        return done + candidates <= max(settings.simulations, candidates)
+    return rounds < 1 or time.perf_counter() < deadline
+
+
 def best_candidate(root: TreeNode, candidates: list[int], margin: float) -> int:
     """The root candidate with the best mean value; the heuristic's own choice
     (the first candidate) unless another beats it by ``margin`` (in value units)."""
@@ -99,45 +127,28 @@ def best_candidate(root: TreeNode, candidates: list[int], margin: float) -> int:
 class ISMCTSAgent:
     """Single-observer ISMCTS with heuristic rollouts and a depth cutoff.
 
-    Budget: ``simulations`` per decision (whole rounds, one simulation per
-    root candidate each, at least one round), or, when ``seconds`` is given,
-    as many rounds as fit in that time (at least one; ``simulations`` is
-    then ignored).
+    Options: :class:`agents.search_settings.SearchSettings` (as keywords, or
+    whole as ``settings=``). Budget: ``simulations`` per decision (whole
+    rounds, one simulation per root candidate each, at least one round), or,
+    when ``time_per_move`` is given, as many rounds as fit in that many
+    seconds (at least one; ``simulations`` is then ignored). ``seconds`` is
+    the deprecated name of ``time_per_move``.
     """
 
     name = "ismcts"
+    #: the defaults of this agent's search settings, and the fields it reads
+    default_settings = SearchSettings()
+    uses_settings = SearchSettings.field_names()
 
-    def __init__(
-        self,
-        seed: int | None = None,
-        simulations: int = 64,
-        seconds: float | None = None,
-        exploration: float = 0.7,
-        depth: int = 4,
-        max_rollout_actions: int = 80,
-        root_actions: int = 6,
-        tree_actions: int = 3,
-        rollout: str = "planner",
-        value_scale: float = 300.0,
-        margin: float = 10.0,
-    ) -> None:
-        if simulations < 1:
-            raise ValueError(f"simulations must be >= 1, got {simulations}")
-        if seconds is not None and seconds <= 0:
-            raise ValueError(f"seconds must be > 0, got {seconds}")
-        if rollout not in ROLLOUT_POLICIES:
-            raise ValueError(f"unknown rollout policy {rollout!r}; known: {', '.join(ROLLOUT_POLICIES)}")
+    def __init__(self, seed: int | None = None, settings: SearchSettings | None = None, **options: Any) -> None:
+        self.settings = SearchSettings.for_agent(
+            self.name, self.default_settings, self.uses_settings, settings, options
+        )
+        if self.settings.rollout not in ROLLOUT_POLICIES:
+            known = ", ".join(ROLLOUT_POLICIES)
+            raise ValueError(f"unknown rollout policy {self.settings.rollout!r}; known: {known}")
         self.rng = np.random.default_rng(seed)
-        self.simulations = simulations
-        self.seconds = seconds
-        self.exploration = exploration
-        self.depth = depth
-        self.max_rollout_actions = max_rollout_actions
-        self.root_actions = max(1, root_actions)
-        self.tree_actions = max(1, tree_actions)
-        self.value_scale = value_scale
-        self.margin = margin
-        self.policy: HeuristicPolicy = ROLLOUT_POLICIES[rollout]()
+        self.policy: HeuristicPolicy = ROLLOUT_POLICIES[self.settings.rollout]()
         self.root_policy: HeuristicPolicy = PlannerPolicy()
         self.seat = -1
         #: statistics of the last search (for tests and tuning)
@@ -159,7 +170,7 @@ class ISMCTSAgent:
             return legal[0]
         # The seat's own legal actions depend only on what it sees, so the
         # root candidates are legal in every determinization.
-        candidates = self.root_policy.ranked(view.public_state(), legal)[: self.root_actions]
+        candidates = self.root_policy.ranked(view.public_state(), legal)[: self.settings.root_actions]
         if len(candidates) == 1:
             return candidates[0]
         return self._search(view, candidates)
@@ -170,22 +181,18 @@ class ISMCTSAgent:
         candidates are compared on the same hidden tiles (common random
         numbers), which removes most of the deal's noise from the comparison."""
         root = TreeNode()
-        deadline = None if self.seconds is None else time.perf_counter() + self.seconds
+        settings = self.settings
+        deadline = None if settings.time_per_move is None else time.perf_counter() + settings.time_per_move
         done = 0
         rounds = 0
-        while True:
-            if deadline is None:
-                if done + len(candidates) > max(self.simulations, len(candidates)):
-                    break
-            elif rounds >= 1 and time.perf_counter() >= deadline:
-                break
+        while another_round(settings, done, len(candidates), rounds, deadline):
             sample = view.sample_state(self.rng)
             for action in candidates:
                 self._simulate(root, sample.clone(), action)
                 done += 1
             rounds += 1
         self.last_simulations = done
-        return best_candidate(root, candidates, self.margin / self.value_scale)
+        return best_candidate(root, candidates, settings.margin / settings.value_scale)
 
     # ----------------------------------------------------------------- one simulation
     def _simulate(self, root: TreeNode, state: GameState, root_action: int) -> None:
@@ -193,6 +200,7 @@ class ISMCTSAgent:
         UCB with availability counts (ISMCTS) until a new node is expanded,
         roll out, and back the values up."""
         start_turn = state.turn
+        settings = self.settings
         child = root.children.get(root_action)
         if child is None:
             child = root.children[root_action] = TreeNode(state.side_of[state.current])
@@ -201,32 +209,19 @@ class ISMCTSAgent:
         path: list[TreeNode] = [child]
         node = child
         expanded = False
-        while not expanded and state.phase != Phase.HAND_OVER and state.turn - start_turn < self.depth:
+        while not expanded and state.phase != Phase.HAND_OVER and state.turn - start_turn < settings.depth:
             legal = state.legal_actions()
             if not legal:  # defensive: never expected (E3)
                 break
             if len(legal) == 1:
                 actions = legal
             elif state.current == self.seat:
-                actions = self.policy.ranked(state, legal)[: self.tree_actions]
+                actions = self.policy.ranked(state, legal)[: settings.tree_actions]
             else:
                 # other seats are modelled by the policy (on this
                 # determinization's hand), which keeps the tree narrow
                 actions = [self.policy.choose(state, legal)]
-            for a in actions:
-                known = node.children.get(a)
-                if known is not None:
-                    known.available += 1
-            untried = [a for a in actions if a not in node.children]
-            if untried:
-                action = untried[0]
-                nxt = TreeNode(state.side_of[state.current])
-                nxt.available = 1
-                node.children[action] = nxt
-                expanded = True
-            else:
-                action = ucb_select(node, actions, self.exploration)
-                nxt = node.children[action]
+            action, nxt, expanded = tree_step(node, actions, state.side_of[state.current], settings.exploration)
             state.apply(action)
             path.append(nxt)
             node = nxt
@@ -240,8 +235,9 @@ class ISMCTSAgent:
         """Play the heuristic policy until ``depth`` more turns have ended,
         the hand is over, or the action cap is reached."""
         policy = self.policy
-        for _ in range(self.max_rollout_actions):
-            if state.phase == Phase.HAND_OVER or state.turn - start_turn >= self.depth:
+        depth = self.settings.depth
+        for _ in range(self.settings.max_rollout_actions):
+            if state.phase == Phase.HAND_OVER or state.turn - start_turn >= depth:
                 return
             legal = state.legal_actions()
             if not legal:  # defensive: never expected (E3)
@@ -257,7 +253,17 @@ class ISMCTSAgent:
             total = sum(est)
             k = len(est)
             raw = [v - (total - v) / (k - 1) for v in est]
-        return [max(-3.0, min(3.0, v / self.value_scale)) for v in raw]
+        scale = self.settings.value_scale
+        return [max(-3.0, min(3.0, v / scale)) for v in raw]
 
 
-__all__ = ["ISMCTSAgent", "TreeNode", "best_candidate", "ucb_select"]
+__all__ = [
+    "ROLLOUT_POLICIES",
+    "ISMCTSAgent",
+    "SearchSettings",
+    "TreeNode",
+    "another_round",
+    "best_candidate",
+    "tree_step",
+    "ucb_select",
+]

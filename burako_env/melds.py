@@ -37,6 +37,7 @@ from burako_env.tiles import (
     WILD_KINDS,
     kind_at,
     kind_of,
+    run_positions,
     short_name,
     tile_name,
 )
@@ -78,6 +79,14 @@ def make_run(colour: int, lo: int, hi: int, wild_kind: int = -1, wild_pos: int =
 
 def make_set(number: int, set_colours: tuple[int, int, int, int], wild_kind: int = -1) -> Meld:
     return Meld(False, -1, number, 0, 0, wild_kind, 0, tuple(set_colours))  # type: ignore[arg-type]
+
+
+def is_natural_addition(meld: Meld, outcome: Meld) -> bool:
+    """Whether ``outcome`` (an :func:`add_outcomes` result for ``meld``)
+    adds its tile as a natural: the meld keeps the wild it had (a 2 on its
+    own place, B9/B11, counts as natural; a wild the natural displaces,
+    B10, stays the meld's wild)."""
+    return outcome.wild_kind == meld.wild_kind
 
 
 def meld_kinds(meld: Meld) -> list[int]:
@@ -126,8 +135,7 @@ def add_outcomes(meld: Meld, kind: int, rules: Rules) -> tuple[Meld, ...]:
     if meld.is_run:
         colour, lo, hi, wk, wp = meld.colour, meld.lo, meld.hi, meld.wild_kind, meld.wild_pos
         if KIND_COLOUR_LIST[kind] == colour:
-            number = KIND_NUMBER_LIST[kind]
-            for pos in (1, NUM_POSITIONS) if number == 1 else (number,):
+            for pos in run_positions(kind):
                 if pos == lo - 1:
                     out.append(make_run(colour, pos, hi, wk, wp))
                 elif pos == hi + 1:

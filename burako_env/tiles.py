@@ -47,6 +47,15 @@ def kind_at(colour: int, position: int) -> int:
     return kind_of(colour, position_number(position))
 
 
+def run_positions(kind: int) -> tuple[int, ...]:
+    """The run positions a natural tile of ``kind`` stands on: its number,
+    and both 1 and 14 for a 1 (B6: a 1 is low or high); none for the joker."""
+    if kind == JOKER:
+        return ()
+    number = kind % NUM_NUMBERS + 1
+    return (1, NUM_POSITIONS) if number == 1 else (number,)
+
+
 #: colour of each kind (-1 for the joker)
 KIND_COLOUR = np.array([k // NUM_NUMBERS for k in range(52)] + [-1], dtype=np.int64)
 #: number of each kind (0 for the joker)

@@ -92,7 +92,7 @@ def test_registry_builds_every_agent() -> None:
     assert isinstance(make_agent("greedy", seed=1), GreedyMelder)
     assert isinstance(make_agent("planner", seed=1), Planner)
     agent = make_agent("ismcts", seed=1, simulations=7)
-    assert isinstance(agent, ISMCTSAgent) and agent.simulations == 7
+    assert isinstance(agent, ISMCTSAgent) and agent.settings.simulations == 7
     assert isinstance(make_agent("human", seed=1, input_stream=io.StringIO("")), HumanAgent)
 
 
@@ -156,8 +156,8 @@ def test_ismcts_forced_move_returns_at_once() -> None:
 
 
 def test_ismcts_respects_budgets() -> None:
-    """``simulations`` bounds the simulations per decision; ``seconds`` bounds
-    the time (at least one simulation per candidate)."""
+    """``simulations`` bounds the simulations per decision; ``time_per_move``
+    bounds the time (at least one simulation per candidate)."""
     states = [s for s in _decisions(seed=5) if s.phase == Phase.PLAY and len(s.legal_actions()) >= 3]
     state = states[0]
     p = state.current
@@ -166,7 +166,7 @@ def test_ismcts_respects_budgets() -> None:
     agent.reset(p, state.rules, 2)
     assert mask["action_mask"][agent.act(mask, SeatView(state, p, np.random.default_rng(0)))]
     assert 3 <= agent.last_simulations <= 12
-    timed = ISMCTSAgent(seed=0, seconds=0.05, root_actions=3)
+    timed = ISMCTSAgent(seed=0, time_per_move=0.05, root_actions=3)
     timed.reset(p, state.rules, 2)
     start = time.perf_counter()
     assert mask["action_mask"][timed.act(mask, SeatView(state, p, np.random.default_rng(0)))]
