@@ -36,9 +36,14 @@ does not collapse on small samples (20 of 20: [0.839, 1.000]). Pairs are indepen
 (different deals), the games within a pair are not, which is why the pair is
 the unit.
 
-Games run in worker processes (``--workers``, spawn start method) by chunks
-of deals; results are put back in deal order, so the table and the record
-file are byte-identical whatever the worker count.
+Games run in worker processes (``--workers``: :mod:`training.game_pool`,
+the pool tournaments use too) by chunks of deals; results are put back in
+deal order, so the table and the record file are byte-identical whatever the
+worker count. An agent that raises in a worker stops the run with its
+:class:`~agents.runner.AgentFault` as in process; one that ends its worker
+process is reported as such (``burako-tournament`` records both as forfeits).
+Seats, seeds and the result row (:class:`~training.duplicate.GameRow`) come
+from :mod:`training.duplicate`.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
     burako-tournament --config configs/tournament.yaml --set games_per_pairing=40 --set backend=inprocess
 
 Every pairing is a duplicate match, exactly as in ``burako-eval``
-(:mod:`training.evaluate`, whose seeding and seating this module imports):
+(the seeding, seating and result rows of :mod:`training.duplicate`, which both share):
 each deal is played twice with the sides swapped (2 players: A in seat 0,
 then in seat 1; 4 players: A's partnership in seats 0+2, then in 1+3), with
 the same agent seed per seat in both games, so deal luck and seat luck cancel
@@ -53,7 +53,7 @@ the challenger in a gauntlet) has the seed
 ``pairing_seed(seed, A, B)`` (from the tournament seed and both display
 names), and its deal ``i`` is dealt from ``deal_seed(pairing_seed, i)`` with
 agent seeds ``agent_seed(pairing_seed, i, seat)`` — the functions of
-:mod:`training.evaluate`, so a pairing replays exactly as
+:mod:`training.duplicate`, so a pairing replays exactly as
 ``burako-eval --seed <pairing seed>``. Names rather than positions make the
 deals of a pairing independent of the order and number of participants.
 Each game is a pure function of the config, so results are identical
@@ -134,6 +134,11 @@ above; an agent that loads something heavy (a checkpoint) should cache it
 per process.
 """
 
+# The package, one module per section: config (the YAML keys, --set,
+# participants), schedule (pairings, jobs, one game), backends (in process,
+# pool, Ray), journal (the run folder, resume), results (rows read back from
+# the journals), ratings, reports, run (run_tournament) and cli (main). The
+# names below are its public face: import them from training.tournament.
 from training.duplicate import GameRow
 from training.tournament.backends import death_forfeit, execute
 from training.tournament.cli import build_parser, main
