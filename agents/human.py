@@ -23,7 +23,8 @@ from typing import Any, TextIO
 import numpy as np
 
 from agents.base import SeatView
-from agents.registry import agent_names, make_agent, parse_options
+from agents.options import parse_options
+from agents.registry import agent_names, make_agent
 from burako_env.engine import GameState, Phase
 from burako_env.observation import Observer
 from burako_env.render import render_table, score_text

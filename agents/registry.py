@@ -18,7 +18,7 @@ the env); ``tests/test_layers.py`` checks that both lists agree.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from burako_env import plugins
@@ -61,30 +61,3 @@ def is_agent(name: str) -> bool:
 def make_agent(name: str, seed: int | None = None, **options: Any) -> Any:
     """Build an agent by name (module docstring); an unknown name is a clear error."""
     return agent_class(name)(seed=seed, **options)
-
-
-def parse_value(text: str) -> Any:
-    """An option value: int, float, true/false, none, or the string itself."""
-    lowered = text.strip().lower()
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    if lowered in ("none", "null"):
-        return None
-    for convert in (int, float):
-        try:
-            return convert(text)
-        except ValueError:
-            pass
-    return text
-
-
-def parse_options(pairs: Sequence[str] | None, flag: str) -> dict[str, Any]:
-    """``KEY=VALUE`` pairs of a command line (``--a-opt``, ``--opponent-opt``) as
-    an agent's constructor options; a pair without ``=`` is a ``ValueError``."""
-    options: dict[str, Any] = {}
-    for pair in pairs or ():
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"{flag}: expected key=value, got {pair!r}")
-        options[key.strip()] = parse_value(value)
-    return options

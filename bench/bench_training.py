@@ -65,25 +65,19 @@ def make_trainer(config: str, path: str, league: str, batch: int | None, run_roo
 
 
 def one_round(trainer: Trainer) -> dict[str, float]:
-    if trainer.vector is not None:
-        trainer.vector.timing = dict.fromkeys(trainer.vector.timing, 0.0)
-    t0 = time.perf_counter()
-    episodes = trainer.collect()
-    t1 = time.perf_counter()
-    stats = trainer._ppo_update(episodes)
-    t2 = time.perf_counter()
+    stats, rollout_s, update_s = trainer.collect_and_update()
     n = stats["batch_decisions"]
     row = {
         "decisions": n,
-        "rollout_s": t1 - t0,
-        "update_s": t2 - t1,
-        "rollout": n / (t1 - t0),
-        "update": n / (t2 - t1),
-        "end_to_end": n / (t2 - t0),
+        "rollout_s": rollout_s,
+        "update_s": update_s,
+        "rollout": n / rollout_s,
+        "update": n / update_s,
+        "end_to_end": n / (rollout_s + update_s),
     }
     if trainer.vector is not None:
         for part, seconds in trainer.vector.timing.items():
-            row[f"share_{part}"] = seconds / (t1 - t0)
+            row[f"share_{part}"] = seconds / rollout_s
     return row
 
 

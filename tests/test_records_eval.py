@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from agents.base import SeatView
+from agents.options import parse_options, parse_value
 from agents.random_agent import RandomAgent
-from agents.registry import parse_options, parse_value
 from agents.runner import AgentFault, LazyObservation, play_game
 from burako_env import actions as A
 from burako_env.engine import GameState

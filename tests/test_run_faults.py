@@ -74,7 +74,9 @@ def test_a_dead_or_hung_pool_worker_becomes_a_forfeit_and_the_run_goes_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """os._exit in a pool worker, and an agent stuck past move_time_limit (its worker is stopped): one forfeit each."""
-    monkeypatch.setattr(T, "HANG_GRACE_SECONDS", 0.5, raising=False)
+    from training import game_pool
+
+    monkeypatch.setattr(game_pool, "HANG_GRACE_SECONDS", 0.5)
     agent = f"{__name__}:DyingAgent"
     config = gauntlet(
         tmp_path,
@@ -153,6 +155,33 @@ def test_burako_eval_reports_a_dead_worker_clearly() -> None:
     dying = AgentSpec.of("dying", {"how": "os_exit"}, factory=DyingAgent)
     with pytest.raises(AgentFault, match=r"a worker process died while playing deals 0\.\.0 of dying"):
         evaluate(dying, AgentSpec.of("random"), games=2, workers=2)
+
+
+class RaisingAgent(RandomAgent):
+    """A random agent that raises at its third decision."""
+
+    def __init__(self, seed: int | None = None) -> None:
+        super().__init__(seed=seed)
+        self.calls = 0
+
+    def act(self, observation: Any, view: Any) -> int:
+        self.calls += 1
+        if self.calls > 2:
+            raise RuntimeError("deliberate fault in a worker")
+        return super().act(observation, view)
+
+
+def test_an_agent_fault_in_an_evaluation_worker_reaches_the_parent_whole() -> None:
+    """training.game_pool sends a worker's exception back: burako-eval with workers reports it as in process."""
+    from agents.runner import AgentFault
+    from training.evaluate import AgentSpec, evaluate
+
+    raising = AgentSpec.of("raising", factory=RaisingAgent)
+    with pytest.raises(AgentFault, match=r"deliberate fault in a worker.*\[evaluation deal 0, seating 0\]") as info:
+        evaluate(raising, AgentSpec.of("random"), games=2, workers=2)
+    assert info.value.kind == "exception" and info.value.agent == "A:raising" and info.value.seat == 0
+    assert "RemoteTraceback" in type(info.value.__cause__).__name__
+    assert "deliberate fault in a worker" in str(info.value.__cause__)
 
 
 # ---------------------------------------------------------------------- item 7: runs that share a folder

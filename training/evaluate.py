@@ -36,131 +36,90 @@ does not collapse on small samples (20 of 20: [0.839, 1.000]). Pairs are indepen
 (different deals), the games within a pair are not, which is why the pair is
 the unit.
 
-Games run in worker processes (``--workers``, spawn start method) by chunks
-of deals; results are put back in deal order, so the table and the record
-file are byte-identical whatever the worker count.
+Games run in worker processes (``--workers``: :mod:`training.game_pool`,
+the pool tournaments use too) by chunks of deals; results are put back in
+deal order, so the table and the record file are byte-identical whatever the
+worker count. An agent that raises in a worker stops the run with its
+:class:`~agents.runner.AgentFault` as in process; one that ends its worker
+process is reported as such (``burako-tournament`` records both as forfeits).
+Seats, seeds and the result row (:class:`~training.duplicate.GameRow`) come
+from :mod:`training.duplicate`.
 """
 
 from __future__ import annotations
 
 import argparse
-import concurrent.futures as cf
 import json
 import math
-import multiprocessing
-import os
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures.process import BrokenProcessPool
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from tqdm import tqdm
 
-from agents.registry import agent_names, make_agent, parse_options
+from agents.options import parse_options, parse_value
+from agents.registry import agent_names
 from agents.runner import AgentFault, play_game
 from burako_env.engine import TRUNCATED, VOID
 from burako_env.records import RecordWriter
 from burako_env.rules import Rules, RulesError, load_rules
-from burako_env.stats import mean_ci, rate_ci
+from training.duplicate import (
+    AgentSpec,
+    GameRow,
+    MatchFigures,
+    a_seats_of,
+    agent_seed,
+    deal_seed,
+    match_figures,
+    scored_row,
+    seatings,
+)
+from training.game_pool import WorkerDeath, one_thread_per_worker, play_in_pool, play_in_process
 from training.locks import file_lock
 
+__all__ = [
+    "AgentSpec",
+    "Evaluation",
+    "GameOutcome",
+    "Summary",
+    "agent_seed",
+    "deal_seed",
+    "evaluate",
+    "format_table",
+    "main",
+    "one_thread_per_worker",
+    "parse_options",
+    "parse_value",
+    "play_deal_pair",
+    "seatings",
+    "summarize",
+]
 
-# ---------------------------------------------------------------------- agents and seats
-@dataclass(frozen=True)
-class AgentSpec:
-    """How to build one agent for each game: a registry name and options, or
-    (for tests and custom agents) a ``factory(seed, **options)``, which must be
-    picklable (a module-level callable) when ``workers > 1``."""
-
-    name: str
-    options: tuple[tuple[str, Any], ...] = ()
-    factory: Callable[..., Any] | None = None
-
-    @classmethod
-    def of(
-        cls, name: str, options: dict[str, Any] | None = None, factory: Callable[..., Any] | None = None
-    ) -> AgentSpec:
-        return cls(name, tuple(sorted((options or {}).items())), factory)
-
-    @property
-    def label(self) -> str:
-        """The name as written in records and reports: ``planner(simulations=200)``."""
-        if not self.options:
-            return self.name
-        return f"{self.name}({', '.join(f'{k}={v!r}' for k, v in self.options)})"
-
-    def build(self, seed: int) -> Any:
-        if self.factory is not None:
-            return self.factory(seed=seed, **dict(self.options))
-        return make_agent(self.name, seed=seed, **dict(self.options))
-
-
-def seatings(num_players: int) -> list[tuple[str, ...]]:
-    """The two seatings of a deal, as "A"/"B" per seat: A's side (seats 0+2
-    with 4 players) first, then the sides swapped."""
-    if num_players == 2:
-        return [("A", "B"), ("B", "A")]
-    if num_players == 4:
-        return [("A", "B", "A", "B"), ("B", "A", "B", "A")]
-    raise ValueError(
-        f"duplicate evaluation needs two sides: 2 players, or 4 in partnerships; got {num_players} players"
-    )
-
-
-def deal_seed(seed: int, deal: int) -> int:
-    """The seed of deal ``deal`` of an evaluation run with ``seed``."""
-    return int(np.random.SeedSequence([seed, deal]).generate_state(1, dtype=np.uint32)[0])
-
-
-def agent_seed(seed: int, deal: int, seat: int) -> int:
-    """The seed of the agent in ``seat`` of deal ``deal``; the same in both games of the pair."""
-    return int(np.random.SeedSequence([seed, deal, seat + 1]).generate_state(1, dtype=np.uint32)[0])
+#: one game from A's point of view: the row type tournaments share
+GameOutcome = GameRow
 
 
 # ---------------------------------------------------------------------- one game
-@dataclass
-class GameOutcome:
-    """One game of the evaluation, from A's point of view."""
-
-    deal: int
-    seating: int
-    deal_seed: int
-    a_seats: tuple[int, ...]
-    #: hand totals of A's and B's sides; None for a void or truncated hand
-    a_score: int | None
-    b_score: int | None
-    end_reason: str
-    turns: int
-    num_actions: int
-    record: dict[str, Any] | None = field(default=None, repr=False)
-
-    @property
-    def diff(self) -> int:
-        """A's total minus B's (0 without a score)."""
-        if self.a_score is None or self.b_score is None:
-            return 0
-        return self.a_score - self.b_score
-
-    @property
-    def points(self) -> float:
-        """1 win, 0.5 tie (void and truncated hands included), 0 loss."""
-        d = self.diff
-        return 1.0 if d > 0 else 0.0 if d < 0 else 0.5
-
-
 @dataclass(frozen=True)
 class _Task:
+    """A chunk of deals for one worker of :mod:`training.game_pool`."""
+
     a: AgentSpec
     b: AgentSpec
     rules: Rules
     num_players: int
     seed: int
-    deals: tuple[int, ...]
+    jobs: tuple[int, ...]
     record: bool
+    move_time_limit: float | None = None
+
+    def play(self, index: int, status: Any = None) -> list[GameRow]:
+        """Both games of deal ``jobs[index]``."""
+        return play_deal_pair(self.a, self.b, self.rules, self.num_players, self.seed, self.jobs[index], self.record)
 
 
 def play_deal_pair(
@@ -173,7 +132,7 @@ def play_deal_pair(
         specs = [a if who == "A" else b for who in seating]
         agents = [spec.build(agent_seed(seed, deal, seat)) for seat, spec in enumerate(specs)]
         names = [f"{who}:{spec.label}" for who, spec in zip(seating, specs, strict=True)]
-        a_seats = tuple(s for s, who in enumerate(seating) if who == "A")
+        a_seats = a_seats_of(num_players, k)
         meta = {
             "evaluation": {
                 "seed": seed,
@@ -189,94 +148,67 @@ def play_deal_pair(
         except AgentFault as fault:
             fault.args = (f"{fault.args[0]} [evaluation deal {deal}, seating {k}]",)
             raise
-        a_side = result.side_of[a_seats[0]]
-        totals = result.side_totals
         out.append(
-            GameOutcome(
+            scored_row(
+                pairing=0,
+                a=a.label,
+                b=b.label,
                 deal=deal,
                 seating=k,
                 deal_seed=dseed,
                 a_seats=a_seats,
-                a_score=None if totals is None else totals[a_side],
-                b_score=None if totals is None else totals[1 - a_side],
+                sides=result.side_of,
+                side_totals=result.side_totals,
                 end_reason=result.end_reason,
                 turns=result.turns,
-                num_actions=result.num_actions,
+                actions=result.num_actions,
                 record=result.record,
             )
         )
     return out
 
 
-def _run_task(task: _Task) -> list[GameOutcome]:
-    """Worker entry point: a chunk of deals, in order."""
-    out: list[GameOutcome] = []
-    for deal in task.deals:
-        out.extend(play_deal_pair(task.a, task.b, task.rules, task.num_players, task.seed, deal, task.record))
-    return out
-
-
 # ---------------------------------------------------------------------- summary
 @dataclass
-class Summary:
-    """The evaluation's figures; CIs are on paired deals (normal approximation)."""
+class Summary(MatchFigures):
+    """The evaluation's figures (:class:`~training.duplicate.MatchFigures`,
+    intervals over deal pairs), and what else the report shows."""
 
     a: str
     b: str
     rules: str
     num_players: int
     seed: int
-    deals: int
-    games: int
-    wins: int
-    draws: int
-    losses: int
     void: int
     truncated: int
-    win_rate: float
-    win_rate_ci: tuple[float, float]
-    mean_diff: float
-    mean_diff_ci: tuple[float, float]
     #: A's win rate in each seating (0: A's side in seat 0, 1: swapped): shows the seat bias the pairing cancels
     win_rate_by_seating: tuple[float, ...]
     mean_turns: float
     seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The summary as JSON data, what was played first (a, b, rules, players, seed)."""
+        data = asdict(self)
+        return {**{k: data.pop(k) for k in ("a", "b", "rules", "num_players", "seed")}, **data}
 
 
-def summarize(outcomes: Sequence[GameOutcome], a: str, b: str, rules: str, num_players: int, seed: int) -> Summary:
+def summarize(outcomes: Sequence[GameRow], a: str, b: str, rules: str, num_players: int, seed: int) -> Summary:
     """Figures over games; intervals over deals (the mean of each deal's games)."""
-    by_deal: dict[int, list[GameOutcome]] = {}
-    for o in outcomes:
-        by_deal.setdefault(o.deal, []).append(o)
-    pair_points = [sum(o.points for o in games) / len(games) for games in by_deal.values()]
-    pair_diffs = [sum(o.diff for o in games) / len(games) for games in by_deal.values()]
-    win_rate, win_ci = rate_ci(pair_points)  # Wilson: inside [0, 1], never a point on a small sample
-    mean_diff, diff_ci = mean_ci(pair_diffs)
+    figures = match_figures((o.deal, o.a_points, o.score_diff) for o in outcomes)
     seating_count = max((o.seating for o in outcomes), default=-1) + 1
     by_seating = []
     for k in range(seating_count):
-        pts = [o.points for o in outcomes if o.seating == k]
+        pts = [o.a_points for o in outcomes if o.seating == k]
         by_seating.append(sum(pts) / len(pts) if pts else math.nan)
     return Summary(
+        **figures.figures(),
         a=a,
         b=b,
         rules=rules,
         num_players=num_players,
         seed=seed,
-        deals=len(by_deal),
-        games=len(outcomes),
-        wins=sum(o.points == 1.0 for o in outcomes),
-        draws=sum(o.points == 0.5 for o in outcomes),
-        losses=sum(o.points == 0.0 for o in outcomes),
         void=sum(o.end_reason == VOID for o in outcomes),
         truncated=sum(o.end_reason == TRUNCATED for o in outcomes),
-        win_rate=win_rate,
-        win_rate_ci=win_ci,
-        mean_diff=mean_diff,
-        mean_diff_ci=diff_ci,
         win_rate_by_seating=tuple(by_seating),
         mean_turns=float(np.mean([o.turns for o in outcomes])) if outcomes else math.nan,
     )
@@ -286,47 +218,38 @@ def summarize(outcomes: Sequence[GameOutcome], a: str, b: str, rules: str, num_p
 @dataclass
 class Evaluation:
     summary: Summary
-    outcomes: list[GameOutcome]
+    outcomes: list[GameRow]
 
 
 def _chunks(n_deals: int, chunk_size: int) -> list[tuple[int, ...]]:
     return [tuple(range(i, min(i + chunk_size, n_deals))) for i in range(0, n_deals, chunk_size)]
 
 
-def one_thread_per_worker() -> None:
-    """Worker processes already use every core together: a policy agent's torch
-    must not start a thread per core in each of them (oversubscribed threads
-    spin and slow every worker down many times over). Set before torch loads."""
-    os.environ["OMP_NUM_THREADS"] = "1"
-    os.environ["MKL_NUM_THREADS"] = "1"
+def _worker_died(death: WorkerDeath) -> list[GameRow]:
+    """An evaluation has no forfeits: a dead worker stops it with a clear error."""
+    task: _Task = death.task
+    raise AgentFault(
+        f"a worker process died while playing deals {task.jobs[death.index]}..{task.jobs[-1]} of {task.a.label} "
+        f"vs {task.b.label} (an agent ended its process: os._exit, a crash or the out-of-memory killer); "
+        "burako-tournament records such games as forfeits",
+        kind="crash",
+    )
 
 
-def _ordered_results(tasks: list[_Task], workers: int) -> Iterator[list[GameOutcome]]:
-    """Each task's outcomes, in task order, whatever order the workers finish in."""
+def _ordered_results(tasks: list[_Task], workers: int) -> Iterator[list[GameRow]]:
+    """The games deal by deal, in deal order, whatever order the workers finish in."""
     if workers <= 1:
-        for task in tasks:
-            yield _run_task(task)
+        for deals in play_in_process(tasks):
+            yield [game for games in deals for game in games]
         return
-    # spawn: no fork of a process that may hold threads (tqdm's monitor), and
-    # the same behaviour on every platform
-    ctx = multiprocessing.get_context("spawn")
-    with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=one_thread_per_worker) as pool:
-        futures = [pool.submit(_run_task, task) for task in tasks]
-        try:
-            for task, future in zip(tasks, futures, strict=True):
-                try:
-                    yield future.result()
-                except BrokenProcessPool as exc:
-                    deals = f"{task.deals[0]}..{task.deals[-1]}" if task.deals else "none"
-                    raise AgentFault(
-                        f"a worker process died while playing deals {deals} of {task.a.label} vs {task.b.label} "
-                        "(an agent ended its process: os._exit, a crash or the out-of-memory killer); "
-                        "burako-tournament records such games as forfeits",
-                        kind="crash",
-                    ) from exc
-        finally:
-            for future in futures:
-                future.cancel()
+    waiting: dict[int, list[GameRow]] = {}
+    order = iter([deal for task in tasks for deal in task.jobs])
+    next_deal = next(order, None)
+    for games in play_in_pool(tasks, workers, _worker_died):
+        waiting[games[0].deal] = games
+        while next_deal in waiting:
+            yield waiting.pop(next_deal)
+            next_deal = next(order, None)
 
 
 def evaluate(

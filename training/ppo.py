@@ -28,7 +28,15 @@ The algorithm in one page (CleanRL's PPO, adapted to a turn-based game):
    loss, entropy bonus, gradient clipping, optional early stop on KL.
 5. Optional warm start (``bc_teacher``): before PPO, the network is fitted
    to a baseline's moves and results (behaviour cloning of games between
-   two copies of the teacher), so self-play starts from sensible play.
+   two copies of the teacher, :mod:`training.cloning`), so self-play starts
+   from sensible play.
+
+This file reads in that order: the config, the rollout (the games are
+played by :class:`~training.rollout.VectorRollout` on the compiled core, or
+:class:`~training.engine_rollout.EngineRollout` on the readable engine),
+the advantage (:func:`gae`), the update (:meth:`Trainer._ppo_update`), the
+evaluation and the logging of the main loop (:meth:`Trainer.train`).
+Resuming (run folders, the training checkpoint) is :mod:`training.resume`.
 
 Logging goes to TensorBoard under ``runs/{env}__{exp}__{seed}__{time}``:
 ``charts/SPS``, ``charts/episodic_return``, ``charts/episodic_length``,
@@ -44,14 +52,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import math
 import re
 import sys
 import time
 import typing
 from collections import deque
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,23 +70,25 @@ from tqdm import tqdm
 
 from agents import checkpoint as ckpt
 from agents.network import NetworkShape, PolicyNet, parameter_count
-from agents.registry import agent_names, is_agent, make_agent
-from agents.runner import LazyObservation, play_game
-from burako_env.engine import GameState
+from agents.options import split_assignment, yaml_value
+from agents.registry import agent_names, is_agent
 from burako_env.observation import Observer, layout_id
-from burako_env.outcomes import blended_reward
 from burako_env.rules import Rules, RulesError, load_rules
-from burako_env.safe_yaml import YamlInputError, load_yaml, read_text_file, short_repr
-from burako_env.views import LazySeatView
+from burako_env.safe_yaml import load_yaml, read_text_file, short_repr
+from training.cloning import behaviour_clone
 from training.config_fields import check_dataclass_fields
+from training.engine_rollout import EngineRollout, hand_reward
 from training.evaluate import AgentSpec, evaluate
-from training.league import SELF, SNAPSHOT_PREFIX, League
+from training.league import League
 from training.locks import folder_lock
-from training.network import LegalIndex, evaluate_actions, evaluate_actions_dense, sample_actions, sample_actions_dense
-from training.rollout import VectorRollout, episode_batch
+from training.network import LegalIndex, evaluate_actions, evaluate_actions_dense
+from training.resume import latest_checkpoint, new_run_dir, restore, save_checkpoint
+from training.rollout import VectorRollout, episode_batch, episode_length
 from training.schedule import schedule_problems, scheduled_values
 
-LEARNER = "learner"
+#: names tests and scripts import from here, whose homes are the modules above
+__all__ = ["PPOConfig", "Trainer", "gae", "hand_reward", "latest_checkpoint", "load_config", "main", "new_run_dir"]
+
 #: what exp_name may hold: it is part of the run folder's name
 _RUN_NAME = re.compile(r"[A-Za-z0-9._-]{1,100}")
 
@@ -277,76 +285,30 @@ def load_config(
     ``key=value`` overrides (values parsed as YAML)."""
     data: dict[str, Any] = dict(base or {})
     if path is not None:
-        try:
-            loaded = load_yaml(read_text_file(path, "training config"), f"training config {path}")
-        except YamlInputError as exc:
-            raise ValueError(str(exc)) from exc
+        loaded = load_yaml(read_text_file(path, "training config"), f"training config {path}")
         if not isinstance(loaded, dict):
             raise ValueError(f"training config {path} must be a mapping of fields")
         data.update(loaded)
     for item in overrides or []:
-        if "=" not in item:
-            raise ValueError(f"--set {short_repr(item)} must look like key=value")
-        key, value = item.split("=", 1)
-        try:
-            data[key.strip()] = load_yaml(value, f"--set {key.strip()}")
-        except YamlInputError as exc:
-            raise ValueError(str(exc)) from exc
+        key, value = split_assignment(item, "--set")
+        data[key] = yaml_value(value, f"--set {key}")
     unknown = sorted(map(str, set(data) - set(config_fields())))
     if unknown:
         raise ValueError(f"unknown training config field(s) {short_repr(unknown)}; known: {sorted(config_fields())}")
     return PPOConfig(**data)
 
 
-# ====================================================================== rollout
-class SeatEpisode:
-    """One learner seat's stored decisions in the current hand."""
-
-    __slots__ = ("actions", "logprobs", "masks", "obs", "values")
-
-    def __init__(self) -> None:
-        self.obs: list[np.ndarray] = []
-        self.masks: list[np.ndarray] = []
-        self.actions: list[int] = []
-        self.logprobs: list[float] = []
-        self.values: list[float] = []
+def resolve_device(name: str) -> torch.device:
+    """``auto``: CUDA when present, else the CPU; otherwise the named device
+    (a clear error when CUDA is asked for and missing)."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"device {name!r} asked for, but torch sees no CUDA device (use device: auto or cpu)")
+    return torch.device(name)
 
 
-@dataclass
-class Episode:
-    """A finished episode of one learner seat, ready for GAE."""
-
-    obs: np.ndarray
-    masks: np.ndarray
-    actions: np.ndarray
-    logprobs: np.ndarray
-    values: np.ndarray
-    reward: float
-    #: the seat whose decisions these are, the hand they come from, who the opponent was
-    seat: int = -1
-    hand: int = -1
-    opponent: str = ""
-
-
-class Table:
-    """One of the games of the rollout: a state and who plays each seat."""
-
-    def __init__(self, index: int) -> None:
-        self.index = index
-        self.state: GameState | None = None
-        self.opponent = SELF
-        self.learner_side = 0
-        self.controllers: list[str] = []
-        self.episodes: dict[int, SeatEpisode] = {}
-        self.agents: dict[tuple[int, str], Any] = {}
-        self.view_rngs: list[np.random.Generator] = []
-
-
-def hand_reward(state: GameState, side: int, win_weight: float, score_weight: float, scale: float) -> float:
-    """The learner side's reward for a finished hand (0 for void or truncated hands)."""
-    return blended_reward(state.side_rewards()[side], win_weight, score_weight, scale)
-
-
+# ====================================================================== advantage
 def gae(values: np.ndarray, reward: float, gamma: float, lam: float) -> tuple[np.ndarray, np.ndarray]:
     """Advantages and returns of one finished episode whose only reward is at its end."""
     n = values.size
@@ -360,83 +322,6 @@ def gae(values: np.ndarray, reward: float, gamma: float, lam: float) -> tuple[np
         running = deltas[t] + gamma * lam * running
         adv[t] = running
     return adv, adv + values
-
-
-# ====================================================================== behaviour cloning
-class _Recorder:
-    """Wraps a teacher agent and keeps (observation, mask, action, seat) of its non-forced moves."""
-
-    def __init__(self, agent: Any, log: list[tuple[np.ndarray, np.ndarray, int, int]]) -> None:
-        self.agent = agent
-        self.name = getattr(agent, "name", "teacher")
-        self.log = log
-        self.seat = -1
-
-    def reset(self, seat: int, rules: Any, num_players: int) -> None:
-        self.seat = seat
-        self.agent.reset(seat, rules, num_players)
-
-    def act(self, observation: Any, view: Any) -> int:
-        action = int(self.agent.act(observation, view))
-        mask = np.asarray(observation["action_mask"], dtype=bool)
-        if np.count_nonzero(mask) > 1:
-            self.log.append((observation["observation"].astype(np.float16), np.packbits(mask), action, self.seat))
-        return action
-
-
-def _teacher_games(args: tuple[str, str, int, int, list[int], float, float, float]) -> dict[str, np.ndarray]:
-    """Play teacher-vs-teacher games (a worker task); returns stacked arrays."""
-    teacher, rules_name, num_players, seed, deals, win_w, score_w, scale = args
-    rules = load_rules(rules_name)
-    obs, masks, actions, targets = [], [], [], []
-    for deal in deals:
-        log: list[tuple[np.ndarray, np.ndarray, int, int]] = []
-        players = [
-            _Recorder(make_agent(teacher, seed=seed * 1_000_003 + deal * 7 + s), log) for s in range(num_players)
-        ]
-        result = play_game(players, rules, num_players, deal_seed=seed * 1_000_003 + deal, record=False)
-        for o, m, a, seat in log:
-            obs.append(o)
-            masks.append(m)
-            actions.append(a)
-            targets.append(hand_reward(result.state, result.side_of[seat], win_w, score_w, scale))
-    return {
-        "obs": np.stack(obs) if obs else np.zeros((0, 0), np.float16),
-        "masks": np.stack(masks) if masks else np.zeros((0, 0), np.uint8),
-        "actions": np.asarray(actions, dtype=np.int64),
-        "targets": np.asarray(targets, dtype=np.float32),
-    }
-
-
-def resolve_device(name: str) -> torch.device:
-    """``auto``: CUDA when present, else the CPU; otherwise the named device
-    (a clear error when CUDA is asked for and missing)."""
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name.startswith("cuda") and not torch.cuda.is_available():
-        raise ValueError(f"device {name!r} asked for, but torch sees no CUDA device (use device: auto or cpu)")
-    return torch.device(name)
-
-
-def new_run_dir(root: Path, env_name: str, config: PPOConfig) -> Path:
-    """A new run folder ``{env}__{exp}__{seed}__{time}``, created here; runs
-    started in the same second get ``-2``, ``-3``, ... (mkdir is atomic, so
-    two processes never share one)."""
-    root.mkdir(parents=True, exist_ok=True)
-    base = f"{env_name}__{config.exp_name}__{config.seed}__{time.strftime('%Y%m%d-%H%M%S')}"
-    for k in range(1, 10_000):
-        path = root / (base if k == 1 else f"{base}-{k}")
-        try:
-            path.mkdir()
-        except FileExistsError:
-            continue
-        return path
-    raise RuntimeError(f"no free run folder name under {root} for {base}")  # pragma: no cover
-
-
-def latest_checkpoint(path: Path) -> Path:
-    """What ``--resume`` names: a checkpoint file, or a run folder (its latest one)."""
-    return path / "checkpoints" / "latest.pt" if path.is_dir() else path
 
 
 # ====================================================================== trainer
@@ -476,7 +361,7 @@ class Trainer:
         self.bc_done = config.bc_teacher is None
         self.eval_history: list[dict[str, Any]] = []
         if resume is not None:
-            self.run_dir = self._restore(Path(resume))
+            self.run_dir = restore(self, Path(resume))
         else:
             self.run_dir = new_run_dir(Path(config.run_root), f"{self.rules.name}{self.n}p", config)
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -486,42 +371,18 @@ class Trainer:
 
         # on resume, drop events logged after the checkpoint (those at its step were logged before it)
         self.writer = SummaryWriter(str(self.run_dir), purge_step=self.global_step + 1 if resume else None)
-        self.obs_buf = np.zeros((config.num_envs, self.observer.size), dtype=np.float32)
-        self.mask_buf = np.zeros((config.num_envs, self.net.policy_head.out_features), dtype=bool)
         self.recent_returns: deque[float] = deque(maxlen=200)
         self.recent_lengths: deque[int] = deque(maxlen=200)
         self._apply_schedules()
-        self.tables: list[Table] = []
+        #: where the games are played: the batched compiled core (``vector``, the default) or the readable engine
         self.vector: VectorRollout | None = None
+        self.rollout: VectorRollout | EngineRollout
         if config.rollout == "vector":
-            self.vector = VectorRollout(self, num_threads=config.env_threads)
+            self.rollout = self.vector = VectorRollout(self, num_threads=config.env_threads)
         else:
-            self.tables = [Table(i) for i in range(config.num_envs)]
-            for table in self.tables:
-                self._new_hand(table)
+            self.rollout = EngineRollout(self)
 
     # ------------------------------------------------------------------ games
-    def _new_hand(self, table: Table) -> None:
-        table.state = GameState.new_game(self.rng, self.rules, self.n)
-        table.opponent = self.league.sample(self.rng)
-        sides = self.rules.num_sides(self.n)
-        table.learner_side = int(self.rng.integers(sides))
-        table.controllers = [
-            LEARNER if (table.opponent == SELF or table.state.side_of[s] == table.learner_side) else table.opponent
-            for s in range(self.n)
-        ]
-        table.episodes = {s: SeatEpisode() for s in range(self.n) if table.controllers[s] == LEARNER}
-        table.view_rngs = [np.random.default_rng(self.rng.integers(2**63)) for _ in range(self.n)]
-        if table.opponent.startswith(SNAPSHOT_PREFIX):
-            self._snapshot_net(table.opponent)  # built now: the league may evict it before the hand ends
-        elif table.opponent != SELF:
-            for s in range(self.n):
-                if table.controllers[s] == table.opponent:
-                    key = (s, table.opponent)
-                    if key not in table.agents:
-                        table.agents[key] = make_agent(table.opponent, seed=int(self.rng.integers(2**31)))
-                    table.agents[key].reset(s, self.rules, self.n)
-
     def _snapshot_net(self, name: str) -> PolicyNet:
         """The frozen network of a snapshot, cached while the league holds it or
         a table still plays against it (a hand outlives an eviction)."""
@@ -530,122 +391,32 @@ class Trainer:
             net = PolicyNet(self.net.shape, self.rules).to(self.device)
             net.load_state_dict(self.league.snapshots[name])
             net.eval()
-            in_use = set(self.league.snapshots) | {t.opponent for t in getattr(self, "tables", [])}
-            if getattr(self, "vector", None) is not None:
-                in_use |= self.vector.opponents_in_play()
+            in_use = set(self.league.snapshots)
+            if getattr(self, "rollout", None) is not None:
+                in_use |= self.rollout.opponents_in_play()
             self.snapshot_nets = {k: v for k, v in self.snapshot_nets.items() if k in in_use}
             self.snapshot_nets[name] = net
         return net
 
-    def _apply(self, table: Table, action: int, finished: list[Episode]) -> None:
-        state = table.state
-        assert state is not None
-        state.apply(action)
-        if not state.hand_over:
-            return
-        cfg = self.cfg
-        for seat, ep in table.episodes.items():
-            if not ep.actions:
-                continue
-            reward = hand_reward(state, state.side_of[seat], cfg.win_weight, cfg.score_weight, cfg.reward_scale)
-            finished.append(
-                Episode(
-                    obs=np.stack(ep.obs),
-                    masks=np.stack(ep.masks),
-                    actions=np.asarray(ep.actions, dtype=np.int64),
-                    logprobs=np.asarray(ep.logprobs, dtype=np.float32),
-                    values=np.asarray(ep.values, dtype=np.float32),
-                    reward=reward,
-                    seat=seat,
-                    hand=self.episodes_done,
-                    opponent=table.opponent,
-                )
-            )
-            if table.opponent != SELF:  # self-play returns are zero-sum: they would pull the chart to 0
-                self.recent_returns.append(reward)
-                self.recent_lengths.append(len(ep.actions))
-        diff = state.side_rewards()[table.learner_side]
-        if state.hand_scores is not None and table.opponent in self.league.opponents:
-            # void/truncated hands say nothing about strength; evicted snapshots are gone
-            self.league.record(table.opponent, 1.0 if diff > 0 else 0.0 if diff < 0 else 0.5)
-        self.episodes_done += 1
-        self._new_hand(table)
-
-    @torch.no_grad()
-    def _policy_actions(self, net: PolicyNet, rows: list[Table]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Encode the current seat of each table, run ``net``, sample; (actions, logprobs, values)."""
-        k = len(rows)
-        for i, table in enumerate(rows):
-            state = table.state
-            assert state is not None
-            self.observer.encode(state, state.current, out=self.obs_buf[i])
-            self.mask_buf[i] = state.legal_mask()
-        sample = sample_actions if self.cfg.policy_head == "legal" else sample_actions_dense
-        actions, logprobs, values = sample(
-            net, torch.from_numpy(self.obs_buf[:k]).to(self.device), torch.from_numpy(self.mask_buf[:k]).to(self.device)
-        )
-        return actions.cpu().numpy(), logprobs.cpu().numpy(), values.cpu().numpy()
-
-    def _step_all(self, finished: list[Episode]) -> int:
-        """Every table makes one decision; returns the learner decisions stored."""
-        learner_rows: list[Table] = []
-        snapshot_rows: dict[str, list[Table]] = {}
-        for table in self.tables:
-            state = table.state
-            assert state is not None
-            seat = state.current
-            mask = state.legal_mask()
-            legal = np.flatnonzero(mask)
-            if legal.size == 1:
-                self._apply(table, int(legal[0]), finished)
-                continue
-            controller = table.controllers[seat]
-            if controller == LEARNER:
-                learner_rows.append(table)
-            elif controller.startswith(SNAPSHOT_PREFIX):
-                snapshot_rows.setdefault(controller, []).append(table)
-            else:
-                obs = LazyObservation(self.observer, state, seat, mask.copy())
-                view = LazySeatView(state, seat, table.view_rngs[seat])
-                action = int(table.agents[(seat, controller)].act(obs, view))
-                obs.expire()
-                view.expire()
-                self._apply(table, action, finished)
-        for name, rows in snapshot_rows.items():
-            actions, _, _ = self._policy_actions(self._snapshot_net(name), rows)
-            for table, action in zip(rows, actions, strict=True):
-                self._apply(table, int(action), finished)
-        if learner_rows:
-            actions, logprobs, values = self._policy_actions(self.net, learner_rows)
-            for i, table in enumerate(learner_rows):
-                state = table.state
-                assert state is not None
-                ep = table.episodes[state.current]
-                ep.obs.append(self.obs_buf[i].copy())
-                ep.masks.append(self.mask_buf[i].copy())
-                ep.actions.append(int(actions[i]))
-                ep.logprobs.append(float(logprobs[i]))
-                ep.values.append(float(values[i]))
-                self._apply(table, int(actions[i]), finished)
-        return len(learner_rows)
-
     def collect(self) -> list[Any]:
         """Play until at least ``batch_size`` learner decisions lie in finished episodes."""
+        return self.rollout.collect(self.cfg.batch_size)
+
+    def collect_and_update(self) -> tuple[dict[str, float], float, float]:
+        """One rollout and one PPO update: (the update's stats, rollout seconds, update seconds)."""
         if self.vector is not None:
-            return self.vector.collect(self.cfg.batch_size)
-        finished: list[Episode] = []
-        stored = 0
-        while stored < self.cfg.batch_size:
-            before = len(finished)
-            self._step_all(finished)
-            stored += sum(ep.actions.size for ep in finished[before:])
-        return finished
+            self.vector.timing = dict.fromkeys(self.vector.timing, 0.0)
+        t0 = time.perf_counter()
+        episodes = self.collect()
+        t1 = time.perf_counter()
+        stats = self._ppo_update(episodes)
+        return stats, t1 - t0, time.perf_counter() - t1
 
     # ------------------------------------------------------------------ learning
     def _ppo_update(self, episodes: list[Any]) -> dict[str, float]:
         cfg = self.live_cfg
         batch = episode_batch(episodes)
-        lengths = [ep.rows.size if hasattr(ep, "rows") else ep.actions.size for ep in episodes]
+        lengths = [episode_length(ep) for ep in episodes]
         splits = np.cumsum(lengths)[:-1]
         values_of = np.split(batch["values"], splits)
         advs, rets = zip(
@@ -711,70 +482,8 @@ class Trainer:
         return stats
 
     def behaviour_clone(self) -> dict[str, float]:
-        """Fit the network to ``bc_teacher``'s moves and results (warm start)."""
-        cfg = self.cfg
-        assert cfg.bc_teacher is not None
-        workers = max(1, cfg.workers)
-        deals = list(range(cfg.bc_games))
-        chunks = [deals[i :: workers * 4] for i in range(workers * 4) if deals[i :: workers * 4]]
-        tasks = [
-            (cfg.bc_teacher, cfg.rules, self.n, cfg.seed, c, cfg.win_weight, cfg.score_weight, cfg.reward_scale)
-            for c in chunks
-        ]
-        parts: list[dict[str, np.ndarray]] = []
-        with tqdm(total=len(tasks), desc=f"cloning {cfg.bc_teacher}: games", disable=not self.progress) as bar:
-            if workers == 1:
-                for task in tasks:
-                    parts.append(_teacher_games(task))
-                    bar.update()
-            else:
-                with ProcessPoolExecutor(workers) as pool:
-                    for part in pool.map(_teacher_games, tasks):
-                        parts.append(part)
-                        bar.update()
-        parts = [p for p in parts if p["actions"].size]
-        obs = torch.from_numpy(np.concatenate([p["obs"] for p in parts]))
-        masks = torch.from_numpy(
-            np.unpackbits(np.concatenate([p["masks"] for p in parts]), axis=1, count=self.mask_buf.shape[1]).astype(
-                bool
-            )
-        )
-        actions = torch.from_numpy(np.concatenate([p["actions"] for p in parts]))
-        targets = torch.from_numpy(np.concatenate([p["targets"] for p in parts]))
-        n = actions.numel()
-        optimizer = torch.optim.Adam(self.net.parameters(), lr=cfg.bc_learning_rate)
-        self.net.train()
-        steps = cfg.bc_epochs * math.ceil(n / cfg.minibatch_size)
-        stats: dict[str, float] = {}
-        with tqdm(total=steps, desc="cloning: fit", disable=not self.progress) as bar:
-            for epoch in range(cfg.bc_epochs):
-                perm = torch.from_numpy(self.rng.permutation(n))
-                correct = 0
-                total_loss = 0.0
-                for start in range(0, n, cfg.minibatch_size):
-                    idx = perm[start : start + cfg.minibatch_size]
-                    dev = self.device
-                    logp, _, values = evaluate_actions(
-                        self.net, obs[idx].float().to(dev), masks[idx].to(dev), actions[idx].to(dev)
-                    )
-                    ce = -logp.mean()
-                    v_loss = 0.5 * ((values - targets[idx].to(dev)) ** 2).mean()
-                    loss = ce + cfg.vf_coef * v_loss
-                    optimizer.zero_grad()
-                    loss.backward()
-                    nn.utils.clip_grad_norm_(self.net.parameters(), cfg.max_grad_norm)
-                    optimizer.step()
-                    # "agreement": the teacher's move gets more than half the probability
-                    correct += int((logp > math.log(0.5)).sum())
-                    total_loss += loss.item() * idx.numel()
-                    bar.update()
-                stats = {"loss": total_loss / n, "agreement": correct / n, "decisions": float(n)}
-                for key, value in stats.items():
-                    # steps <= 0: a resume (which drops events after its checkpoint's step) keeps these curves
-                    self.writer.add_scalar(f"bc/{key}", value, epoch - cfg.bc_epochs + 1)
-        self.net.eval()
-        self.bc_done = True
-        return stats
+        """Fit the network to ``bc_teacher``'s moves and results (warm start: training/cloning.py)."""
+        return behaviour_clone(self)
 
     # ------------------------------------------------------------------ evaluation
     def evaluate_now(self) -> dict[str, Any]:
@@ -823,58 +532,13 @@ class Trainer:
     def elapsed(self) -> float:
         return self.elapsed_before + (time.perf_counter() - self.started)
 
-    def _rng_state(self) -> dict[str, Any]:
-        return {"numpy": json.dumps(self.rng.bit_generator.state), "torch": torch.get_rng_state()}
-
     def save_checkpoint(self, name: str = "latest.pt") -> Path:
-        payload = ckpt.policy_payload(self.net, self.rules, self.cfg.to_dict())
-        payload["format"] = ckpt.TRAINING_FORMAT
-        payload["trainer"] = {
-            "optimizer": self.optimizer.state_dict(),
-            "rng": self._rng_state(),
-            "update": self.update,
-            "global_step": self.global_step,
-            "episodes": self.episodes_done,
-            "elapsed": self.elapsed(),
-            "bc_done": self.bc_done,
-            "league": self.league.state(),
-            "eval_history": json.dumps(self.eval_history),
-            "run_dir": str(self.run_dir),
-        }
-        return ckpt.save(payload, self.run_dir / "checkpoints" / name)
+        """Everything needed to resume, in ``checkpoints/<name>`` (training/resume.py)."""
+        return save_checkpoint(self, name)
 
     def export_policy(self, path: str | Path, half: bool = True) -> Path:
         """The small file PolicyAgent plays (weights in float16 by default)."""
         return ckpt.save(ckpt.policy_payload(self.net, self.rules, self.cfg.to_dict(), half=half), path)
-
-    def _restore(self, path: Path) -> Path:
-        path = latest_checkpoint(path)
-        data = ckpt.load(path)
-        if data["format"] != ckpt.TRAINING_FORMAT or "trainer" not in data:
-            raise ckpt.CheckpointError(f"{path} is an exported policy, not a training checkpoint; it cannot resume")
-        shape = NetworkShape(**data["policy"]["shape"])
-        ckpt.check_layout(shape, self.layout, str(path))
-        if shape != self.net.shape:
-            raise ckpt.CheckpointError(f"{path}: network {shape} differs from the config's {self.net.shape}")
-        t = data["trainer"]
-        try:
-            self.net.load_state_dict(data["policy"]["state_dict"])
-            self.optimizer.load_state_dict(t["optimizer"])
-            self.rng.bit_generator.state = json.loads(t["rng"]["numpy"])
-            torch.set_rng_state(t["rng"]["torch"])
-            self.league.load_state(t["league"])
-            self.eval_history = json.loads(t["eval_history"])
-        except (RuntimeError, ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise ckpt.CheckpointError(
-                f"{path}: the training state does not fit this run ({type(exc).__name__}: {short_repr(str(exc), 300)})"
-            ) from exc
-        self.net.eval()
-        self.update = int(t["update"])
-        self.global_step = int(t["global_step"])
-        self.episodes_done = int(t["episodes"])
-        self.elapsed_before = float(t["elapsed"])
-        self.bc_done = bool(t["bc_done"])
-        return path.parent.parent
 
     # ------------------------------------------------------------------ main loop
     def _log_hparams(self) -> None:
@@ -922,26 +586,21 @@ class Trainer:
         while self.global_step < cfg.total_steps and not self._out_of_time():
             self._apply_schedules()
             lr = self._set_learning_rate()
-            if self.vector is not None:
-                self.vector.timing = dict.fromkeys(self.vector.timing, 0.0)
-            t0 = time.perf_counter()
-            episodes = self.collect()
-            t1 = time.perf_counter()
-            stats = self._ppo_update(episodes)
-            t2 = time.perf_counter()
+            stats, rollout_seconds, update_seconds = self.collect_and_update()
+            seconds = max(rollout_seconds + update_seconds, 1e-9)
             steps = int(stats["batch_decisions"])
             self.update += 1
             self.global_step += steps
             bar.update(steps)
             if self.update % cfg.log_every == 0:
                 w = self.writer
-                w.add_scalar("charts/SPS", steps / max(t2 - t0, 1e-9), self.global_step)
-                w.add_scalar("charts/rollout_SPS", steps / max(t1 - t0, 1e-9), self.global_step)
-                w.add_scalar("charts/update_seconds", t2 - t1, self.global_step)
+                w.add_scalar("charts/SPS", steps / seconds, self.global_step)
+                w.add_scalar("charts/rollout_SPS", steps / max(rollout_seconds, 1e-9), self.global_step)
+                w.add_scalar("charts/update_seconds", update_seconds, self.global_step)
                 if self.vector is not None:
-                    rollout_seconds = max(t1 - t0, 1e-9)
-                    for part, seconds in self.vector.timing.items():
-                        w.add_scalar(f"rollout/{part}_share", seconds / rollout_seconds, self.global_step)
+                    for part, part_seconds in self.vector.timing.items():
+                        share = part_seconds / max(rollout_seconds, 1e-9)
+                        w.add_scalar(f"rollout/{part}_share", share, self.global_step)
                 if self.live_cfg.baseline_fraction is not None:
                     w.add_scalar("league/baseline_fraction", self.live_cfg.baseline_fraction, self.global_step)
                 w.add_scalar("charts/learning_rate", lr, self.global_step)
@@ -958,7 +617,7 @@ class Trainer:
                     w.add_scalar(
                         f"league/winrate_{member.replace(':', '_')}", self.league.win_rate(member), self.global_step
                     )
-            bar.set_postfix(sps=f"{steps / max(t2 - t0, 1e-9):.0f}", ret=f"{np.mean(self.recent_returns or [0]):+.3f}")
+            bar.set_postfix(sps=f"{steps / seconds:.0f}", ret=f"{np.mean(self.recent_returns or [0]):+.3f}")
             if cfg.snapshot_every and self.update % cfg.snapshot_every == 0:
                 self.league.add_snapshot(self.update, self.net.state_dict())
             if cfg.eval_every and self.update % cfg.eval_every == 0:

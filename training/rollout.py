@@ -38,6 +38,7 @@ next rollout; the rows of learned episodes go back to the free list.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -340,14 +341,27 @@ class VectorRollout:
         """Play until at least ``batch_size`` learner decisions lie in finished episodes."""
         for rows in self._learned:
             self.store.release(rows)
-        finished: list[StoredEpisode] = []
-        done = 0
-        while done < batch_size:
-            before = len(finished)
-            self.step(finished)
-            done += sum(ep.rows.size for ep in finished[before:])
+        finished: list[StoredEpisode] = play_until(self.step, batch_size)
         self._learned = [ep.rows for ep in finished]
         return finished
+
+
+def episode_length(episode: Any) -> int:
+    """Decisions in an episode: a :class:`StoredEpisode`'s rows, or an engine ``Episode``'s actions."""
+    return int(episode.rows.size if hasattr(episode, "rows") else episode.actions.size)
+
+
+def play_until(step: Callable[[list[Any]], int], batch_size: int) -> list[Any]:
+    """Call ``step(finished)`` (every game makes one decision, finished
+    episodes are appended) until at least ``batch_size`` learner decisions lie
+    in finished episodes; unfinished hands carry over to the next call."""
+    finished: list[Any] = []
+    done = 0
+    while done < batch_size:
+        before = len(finished)
+        step(finished)
+        done += sum(episode_length(ep) for ep in finished[before:])
+    return finished
 
 
 def episode_batch(episodes: list[Any]) -> dict[str, np.ndarray]:

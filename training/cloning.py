@@ -1,0 +1,145 @@
+"""Behaviour cloning: the optional warm start of a PPO run (``bc_teacher``).
+
+Before PPO, ``bc_games`` games between copies of a baseline agent (the
+teacher) are played in worker processes; every non-forced move is kept
+(observation, mask, action) with the result of the mover's side as the value
+target (the training reward of :func:`training.ppo.hand_reward`). The
+network is then fitted for ``bc_epochs`` passes: cross-entropy on the
+teacher's moves plus ``vf_coef`` x the value loss, so self-play starts from
+sensible play instead of random moves. ``bc/loss`` and ``bc/agreement`` (the
+share of decisions where the teacher's move gets more than half the
+probability) are logged at steps <= 0, before PPO's first step.
+"""
+
+from __future__ import annotations
+
+import math
+from concurrent.futures import ProcessPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+from torch import nn
+from tqdm import tqdm
+
+from agents.registry import make_agent
+from agents.runner import play_game
+from burako_env.rules import load_rules
+from training.engine_rollout import hand_reward
+from training.network import evaluate_actions
+
+if TYPE_CHECKING:
+    from training.ppo import Trainer
+
+
+class _Recorder:
+    """Wraps a teacher agent and keeps (observation, mask, action, seat) of its non-forced moves."""
+
+    def __init__(self, agent: Any, log: list[tuple[np.ndarray, np.ndarray, int, int]]) -> None:
+        self.agent = agent
+        self.name = getattr(agent, "name", "teacher")
+        self.log = log
+        self.seat = -1
+
+    def reset(self, seat: int, rules: Any, num_players: int) -> None:
+        self.seat = seat
+        self.agent.reset(seat, rules, num_players)
+
+    def act(self, observation: Any, view: Any) -> int:
+        action = int(self.agent.act(observation, view))
+        mask = np.asarray(observation["action_mask"], dtype=bool)
+        if np.count_nonzero(mask) > 1:
+            self.log.append((observation["observation"].astype(np.float16), np.packbits(mask), action, self.seat))
+        return action
+
+
+def _teacher_games(args: tuple[str, str, int, int, list[int], float, float, float]) -> dict[str, np.ndarray]:
+    """Play teacher-vs-teacher games (a worker task); returns stacked arrays."""
+    teacher, rules_name, num_players, seed, deals, win_w, score_w, scale = args
+    rules = load_rules(rules_name)
+    obs, masks, actions, targets = [], [], [], []
+    for deal in deals:
+        log: list[tuple[np.ndarray, np.ndarray, int, int]] = []
+        players = [
+            _Recorder(make_agent(teacher, seed=seed * 1_000_003 + deal * 7 + s), log) for s in range(num_players)
+        ]
+        result = play_game(players, rules, num_players, deal_seed=seed * 1_000_003 + deal, record=False)
+        for o, m, a, seat in log:
+            obs.append(o)
+            masks.append(m)
+            actions.append(a)
+            targets.append(hand_reward(result.state, result.side_of[seat], win_w, score_w, scale))
+    return {
+        "obs": np.stack(obs) if obs else np.zeros((0, 0), np.float16),
+        "masks": np.stack(masks) if masks else np.zeros((0, 0), np.uint8),
+        "actions": np.asarray(actions, dtype=np.int64),
+        "targets": np.asarray(targets, dtype=np.float32),
+    }
+
+
+def behaviour_clone(trainer: Trainer) -> dict[str, float]:
+    """Fit ``trainer``'s network to ``bc_teacher``'s moves and results (warm
+    start); the curves go to its TensorBoard as ``bc/*`` at steps <= 0."""
+    cfg = trainer.cfg
+    assert cfg.bc_teacher is not None
+    workers = max(1, cfg.workers)
+    deals = list(range(cfg.bc_games))
+    chunks = [deals[i :: workers * 4] for i in range(workers * 4) if deals[i :: workers * 4]]
+    tasks = [
+        (cfg.bc_teacher, cfg.rules, trainer.n, cfg.seed, c, cfg.win_weight, cfg.score_weight, cfg.reward_scale)
+        for c in chunks
+    ]
+    parts: list[dict[str, np.ndarray]] = []
+    with tqdm(total=len(tasks), desc=f"cloning {cfg.bc_teacher}: games", disable=not trainer.progress) as bar:
+        if workers == 1:
+            for task in tasks:
+                parts.append(_teacher_games(task))
+                bar.update()
+        else:
+            with ProcessPoolExecutor(workers) as pool:
+                for part in pool.map(_teacher_games, tasks):
+                    parts.append(part)
+                    bar.update()
+    parts = [p for p in parts if p["actions"].size]
+    obs = torch.from_numpy(np.concatenate([p["obs"] for p in parts]))
+    masks = torch.from_numpy(
+        np.unpackbits(
+            np.concatenate([p["masks"] for p in parts]), axis=1, count=trainer.net.policy_head.out_features
+        ).astype(bool)
+    )
+    actions = torch.from_numpy(np.concatenate([p["actions"] for p in parts]))
+    targets = torch.from_numpy(np.concatenate([p["targets"] for p in parts]))
+    n = actions.numel()
+    optimizer = torch.optim.Adam(trainer.net.parameters(), lr=cfg.bc_learning_rate)
+    trainer.net.train()
+    steps = cfg.bc_epochs * math.ceil(n / cfg.minibatch_size)
+    stats: dict[str, float] = {}
+    with tqdm(total=steps, desc="cloning: fit", disable=not trainer.progress) as bar:
+        for epoch in range(cfg.bc_epochs):
+            perm = torch.from_numpy(trainer.rng.permutation(n))
+            correct = 0
+            total_loss = 0.0
+            for start in range(0, n, cfg.minibatch_size):
+                idx = perm[start : start + cfg.minibatch_size]
+                dev = trainer.device
+                logp, _, values = evaluate_actions(
+                    trainer.net, obs[idx].float().to(dev), masks[idx].to(dev), actions[idx].to(dev)
+                )
+                ce = -logp.mean()
+                v_loss = 0.5 * ((values - targets[idx].to(dev)) ** 2).mean()
+                loss = ce + cfg.vf_coef * v_loss
+                optimizer.zero_grad()
+                loss.backward()
+                nn.utils.clip_grad_norm_(trainer.net.parameters(), cfg.max_grad_norm)
+                optimizer.step()
+                # "agreement": the teacher's move gets more than half the probability
+                correct += int((logp > math.log(0.5)).sum())
+                total_loss += loss.item() * idx.numel()
+                bar.update()
+            stats = {"loss": total_loss / n, "agreement": correct / n, "decisions": float(n)}
+            for key, value in stats.items():
+                # steps <= 0: a resume (which drops events after its checkpoint's step) keeps these curves
+                trainer.writer.add_scalar(f"bc/{key}", value, epoch - cfg.bc_epochs + 1)
+    trainer.net.eval()
+    trainer.bc_done = True
+    return stats

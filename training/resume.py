@@ -1,0 +1,106 @@
+"""Resuming a PPO run: its run folder and the training checkpoint.
+
+A run folder is ``{run_root}/{env}__{exp}__{seed}__{time}``
+(:func:`new_run_dir`). ``checkpoints/latest.pt`` (every ``checkpoint_every``
+updates, after behaviour cloning, and at the end) holds the policy and
+everything else needed to continue exactly where the run stopped: the
+optimiser, both random generators (numpy's and torch's), the counters, the
+wall-clock time used so far, whether cloning is done, the league (snapshots
+and results) and the evaluation history. ``burako-train --resume RUN_DIR``
+(:func:`latest_checkpoint`) loads it into a new :class:`~training.ppo.Trainer`
+(:func:`restore`); TensorBoard events logged after the checkpoint's step are
+dropped, so the curves continue without a fold. The format and its checks
+are :mod:`training.checkpoint`'s.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+
+from agents import checkpoint as ckpt
+from agents.network import NetworkShape
+from burako_env.safe_yaml import short_repr
+
+if TYPE_CHECKING:
+    from training.ppo import PPOConfig, Trainer
+
+
+def new_run_dir(root: Path, env_name: str, config: PPOConfig) -> Path:
+    """A new run folder ``{env}__{exp}__{seed}__{time}``, created here; runs
+    started in the same second get ``-2``, ``-3``, ... (mkdir is atomic, so
+    two processes never share one)."""
+    root.mkdir(parents=True, exist_ok=True)
+    base = f"{env_name}__{config.exp_name}__{config.seed}__{time.strftime('%Y%m%d-%H%M%S')}"
+    for k in range(1, 10_000):
+        path = root / (base if k == 1 else f"{base}-{k}")
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        return path
+    raise RuntimeError(f"no free run folder name under {root} for {base}")  # pragma: no cover
+
+
+def latest_checkpoint(path: Path) -> Path:
+    """What ``--resume`` names: a checkpoint file, or a run folder (its latest one)."""
+    return path / "checkpoints" / "latest.pt" if path.is_dir() else path
+
+
+def _rng_state(rng: np.random.Generator) -> dict[str, Any]:
+    return {"numpy": json.dumps(rng.bit_generator.state), "torch": torch.get_rng_state()}
+
+
+def save_checkpoint(trainer: Trainer, name: str = "latest.pt") -> Path:
+    """Write ``trainer``'s whole state to ``checkpoints/<name>`` in its run folder."""
+    payload = ckpt.policy_payload(trainer.net, trainer.rules, trainer.cfg.to_dict())
+    payload["format"] = ckpt.TRAINING_FORMAT
+    payload["trainer"] = {
+        "optimizer": trainer.optimizer.state_dict(),
+        "rng": _rng_state(trainer.rng),
+        "update": trainer.update,
+        "global_step": trainer.global_step,
+        "episodes": trainer.episodes_done,
+        "elapsed": trainer.elapsed(),
+        "bc_done": trainer.bc_done,
+        "league": trainer.league.state(),
+        "eval_history": json.dumps(trainer.eval_history),
+        "run_dir": str(trainer.run_dir),
+    }
+    return ckpt.save(payload, trainer.run_dir / "checkpoints" / name)
+
+
+def restore(trainer: Trainer, path: Path) -> Path:
+    """Load a training checkpoint (or a run folder's latest) into ``trainer``; returns the run folder."""
+    path = latest_checkpoint(path)
+    data = ckpt.load(path)
+    if data["format"] != ckpt.TRAINING_FORMAT or "trainer" not in data:
+        raise ckpt.CheckpointError(f"{path} is an exported policy, not a training checkpoint; it cannot resume")
+    shape = NetworkShape(**data["policy"]["shape"])
+    ckpt.check_layout(shape, trainer.layout, str(path))
+    if shape != trainer.net.shape:
+        raise ckpt.CheckpointError(f"{path}: network {shape} differs from the config's {trainer.net.shape}")
+    t = data["trainer"]
+    try:
+        trainer.net.load_state_dict(data["policy"]["state_dict"])
+        trainer.optimizer.load_state_dict(t["optimizer"])
+        trainer.rng.bit_generator.state = json.loads(t["rng"]["numpy"])
+        torch.set_rng_state(t["rng"]["torch"])
+        trainer.league.load_state(t["league"])
+        trainer.eval_history = json.loads(t["eval_history"])
+    except (RuntimeError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ckpt.CheckpointError(
+            f"{path}: the training state does not fit this run ({type(exc).__name__}: {short_repr(str(exc), 300)})"
+        ) from exc
+    trainer.net.eval()
+    trainer.update = int(t["update"])
+    trainer.global_step = int(t["global_step"])
+    trainer.episodes_done = int(t["episodes"])
+    trainer.elapsed_before = float(t["elapsed"])
+    trainer.bc_done = bool(t["bc_done"])
+    return path.parent.parent

@@ -1,0 +1,5 @@
+"""``python -m training.tournament``: the ``burako-tournament`` command."""
+
+from training.tournament.cli import main
+
+raise SystemExit(main())

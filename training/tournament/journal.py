@@ -1,0 +1,128 @@
+"""A tournament's run folder as a journal: games are appended to
+``records.jsonl`` and ``forfeits.jsonl`` as they finish, so an interrupted run
+started again plays only the games that are missing. Every game found must be
+one this run schedules, with its seeds and agents; a half-written last line
+is dropped; at the end both files are rewritten in schedule order."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from burako_env.records import dumps_record, validate_record
+from burako_env.safe_yaml import YamlInputError, load_yaml, short_repr
+from training.duplicate import deal_seed
+from training.tournament.config import TournamentConfig, TournamentError
+from training.tournament.schedule import Pairing
+
+RECORDS = "records.jsonl"
+FORFEITS = "forfeits.jsonl"
+#: every file a run writes in its folder (``--fresh`` deletes them)
+RUN_FILES = (
+    RECORDS,
+    FORFEITS,
+    "results.csv",
+    "leaderboard.md",
+    "leaderboard.csv",
+    "crosstable.csv",
+    "ratings.png",
+    "timings.csv",
+    "config.yaml",
+)
+
+
+def entry_key(entry: Mapping[str, Any]) -> tuple[str, str, int, int]:
+    t = entry["meta"]["tournament"]
+    return (t["a"], t["b"], int(t["deal"]), int(t["seating"]))
+
+
+def read_journal(path: Path, is_record: bool) -> list[dict[str, Any]]:
+    """The entries of a JSON-lines journal. Text after the last newline is a
+    line cut short by an interruption: it is dropped (and cut from the file),
+    so its game is played again. Damage anywhere else is an error."""
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    complete, _, tail = data.rpartition(b"\n")
+    if tail:
+        print(f"burako-tournament: {path}: dropping an unfinished last line ({len(tail)} bytes)", file=sys.stderr)
+        with path.open("r+b") as f:
+            f.truncate(len(data) - len(tail))
+    entries: list[dict[str, Any]] = []
+    for number, raw in enumerate(complete.split(b"\n") if complete else [], start=1):
+        if not raw.strip():
+            continue
+        try:
+            entry = json.loads(raw)
+            if is_record:
+                validate_record(entry)
+            entry_key(entry)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise TournamentError(f"{path}, line {number}: {exc}") from exc
+        entries.append(entry)
+    return entries
+
+
+def has_games(out: Path) -> bool:
+    """Whether the folder's journals hold any game (an empty journal, left by a
+    run that failed before its first game, holds none and blocks nothing)."""
+    return any((out / name).is_file() and (out / name).stat().st_size > 0 for name in (RECORDS, FORFEITS))
+
+
+def prepare_folder(config: TournamentConfig, out: Path, fresh: bool) -> None:
+    """Refuse to mix games of a different tournament (the caller holds the folder's lock); writes nothing."""
+    if fresh:
+        for name in RUN_FILES:
+            (out / name).unlink(missing_ok=True)
+    stored_path = out / "config.yaml"
+    if stored_path.exists() and has_games(out):
+        try:
+            stored = TournamentConfig.from_dict(load_yaml(stored_path.read_text(encoding="utf-8"), str(stored_path)))
+            same = stored.game_fingerprint() == config.game_fingerprint()
+        except (TournamentError, YamlInputError, UnicodeDecodeError, ImportError, AttributeError):
+            same = False
+        if not same:
+            raise TournamentError(
+                f"{out} holds games of a different tournament (rules, players, seed or participants differ "
+                f"from {stored_path}); choose another 'out' or pass --fresh to delete them"
+            )
+
+
+def check_entry(
+    entry: Mapping[str, Any], config: TournamentConfig, pairings: Mapping[Any, Pairing], where: str
+) -> None:
+    """A journal's game must be one this run schedules, with this run's seeds and
+    agents: games of another run (another seed, say) are never published as ours."""
+    t = entry["meta"]["tournament"]
+    pairing = pairings[(t["a"], t["b"])]
+    expected = {
+        "seed": config.seed,
+        "pairing_seed": pairing.seed,
+        "a_agent": pairing.a.label,
+        "b_agent": pairing.b.label,
+    }
+    for key, value in expected.items():
+        if t.get(key) != value:
+            raise TournamentError(
+                f"{where}: game {entry_key(entry)} has {key} {short_repr(t.get(key))}, but this run has "
+                f"{short_repr(value)}: the folder holds games of another run; choose another 'out' or pass --fresh"
+            )
+    if entry.get("deal_seed") != deal_seed(pairing.seed, int(t["deal"])):
+        raise TournamentError(f"{where}: game {entry_key(entry)} was not dealt from this run's seeds")
+
+
+def rewrite_sorted(path: Path, entries: Sequence[Mapping[str, Any]], order: Mapping[Any, int]) -> None:
+    """Rewrite a journal in schedule order (atomically), so its bytes do not
+    depend on the order games finished in."""
+    if not path.exists():
+        return
+    ordered = sorted(entries, key=lambda e: order[entry_key(e)])
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with tmp.open("w", encoding="utf-8", newline="\n") as f:
+        for entry in ordered:
+            f.write(dumps_record(entry) + "\n")
+    os.replace(tmp, path)
