@@ -23,15 +23,12 @@ learners): RLlib's own workers would only fight over a small machine's cores.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from examples.common import evaluate_against
+from examples.common import add_evaluation_arguments, finish
 
 
 class RLlibAgent:
@@ -110,10 +107,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--minibatch-size", type=int, default=256)
     parser.add_argument("--epochs", type=int, default=4)
     parser.add_argument("--hidden", type=int, default=128)
-    parser.add_argument("--eval-games", type=int, default=400, help="duplicate games against each eval opponent")
-    parser.add_argument("--eval-opponents", default="random", help="comma-separated registry names")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default=None, help="directory for results.json")
+    add_evaluation_arguments(parser)
     args = parser.parse_args(argv)
 
     import ray
@@ -145,21 +139,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "train_seconds": round(seconds, 1),
         "steps_per_second": round(learner_steps / max(seconds, 1e-9), 1),
         "episode_return_mean_by_iteration": [round(r, 4) for r in returns],
-        "load_average": [round(x, 2) for x in os.getloadavg()],
     }
     agent = RLlibAgent(algo.get_module())
-    results["evaluations"] = [
-        evaluate_against("rllib", lambda: agent, name, args.eval_games, seed=args.seed + 1000)
-        for name in args.eval_opponents.split(",")
-        if name
-    ]
+    finish(results, "rllib", lambda: agent, args)
     algo.stop()
     ray.shutdown()
-    print(json.dumps(results, indent=2))
-    if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "results.json").write_text(json.dumps(results, indent=2))
     return results
 
 

@@ -20,15 +20,12 @@ machine more threads only fight over the cores with the env.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from examples.common import evaluate_against
+from examples.common import add_evaluation_arguments, finish
 
 
 class SB3Agent:
@@ -123,10 +120,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--n-envs", type=int, default=8, help="games per rollout batch")
     parser.add_argument("--n-steps", type=int, default=128, help="rollout length per game per update")
     parser.add_argument("--batch-size", type=int, default=256)
-    parser.add_argument("--eval-games", type=int, default=400, help="duplicate games against each eval opponent")
-    parser.add_argument("--eval-opponents", default="random", help="comma-separated registry names")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default=None, help="directory for the model and results.json")
+    add_evaluation_arguments(parser)
     args = parser.parse_args(argv)
     model, stats = train(
         opponent=args.opponent,
@@ -138,18 +132,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         batch_size=args.batch_size,
     )
     results: dict[str, Any] = {"library": "sb3-contrib MaskablePPO", "train_opponent": args.opponent, **stats}
-    results["load_average"] = [round(x, 2) for x in os.getloadavg()]
-    results["evaluations"] = [
-        evaluate_against("sb3", lambda: SB3Agent(model), name, args.eval_games, seed=args.seed + 1000)
-        for name in args.eval_opponents.split(",")
-        if name
-    ]
-    print(json.dumps(results, indent=2))
-    if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
+    out = finish(results, "sb3", lambda: SB3Agent(model), args)
+    if out is not None:
         model.save(out / "maskable_ppo")
-        (out / "results.json").write_text(json.dumps(results, indent=2))
     return results
 
 
