@@ -39,8 +39,11 @@ workers sleep instead of spinning, and the chunks are handed out dynamically
 (``numba.parallel_chunksize(1)``), so a core taken by another process (torch
 in the same trainer, or any other program) slows only the chunks it runs
 instead of stalling every thread at a barrier. ``NUMBA_THREADING_LAYER`` set
-in the environment, or a layer chosen before this module is imported, wins;
-``num_threads=`` caps the threads.
+in the environment, or a layer chosen before this module is imported, wins.
+``num_threads=None`` (the default) lets each env time its own steps and keep
+the faster of one thread and every thread (:class:`ThreadTuner`: a core
+taken by another program, or by torch in the same process, can make two
+threads slower than one); ``num_threads=k`` fixes k threads.
 
 Memory: per game a 4.2 kB state, one observation (D x 4 bytes: 19.5 kB with 2
 players) and one mask (3.5 kB); see ``memory_bytes``.
@@ -71,6 +74,47 @@ PARALLEL_CHUNKSIZE = 1
 #: chunks of games per thread: small chunks keep the wait for a descheduled
 #: thread's last chunk short (each chunk has its own ~60 kB of scratch rows)
 CHUNKS_PER_THREAD = 16
+
+
+class ThreadTuner:
+    """Chooses how many threads the step kernel runs on by timing it.
+
+    Between one thread and ``max_threads``: each step runs on the current
+    choice and its seconds go into that choice's moving average; every
+    ``explore_every`` steps one step runs on the other choice, so a change
+    of the machine's load (another program starts or stops) is noticed
+    within a few hundred steps. The cost is one timer read per step and
+    1/``explore_every`` of the steps on the slower choice."""
+
+    #: weight of a new step's time in the moving average of the current choice
+    SMOOTHING = 0.1
+    #: the same for the other choice, timed once in ``explore_every`` steps:
+    #: heavier, so a freed or taken core changes the choice in a few tries
+    EXPLORE_SMOOTHING = 0.5
+
+    def __init__(self, max_threads: int, explore_every: int = 32) -> None:
+        self.choices = (1, max_threads) if max_threads > 1 else (1,)
+        self.explore_every = explore_every
+        self.seconds: dict[int, float | None] = dict.fromkeys(self.choices)
+        self.current = self.choices[-1]
+        self.steps = 0
+
+    def threads(self) -> int:
+        """The thread count for the next step."""
+        self.steps += 1
+        if len(self.choices) > 1:
+            other = self.choices[0] if self.current == self.choices[1] else self.choices[1]
+            if self.seconds[other] is None or self.steps % self.explore_every == 0:
+                return other
+        return self.current
+
+    def record(self, threads: int, seconds: float) -> None:
+        """One step's time on ``threads``; the faster average becomes the choice."""
+        old = self.seconds[threads]
+        weight = self.SMOOTHING if threads == self.current else self.EXPLORE_SMOOTHING
+        self.seconds[threads] = seconds if old is None else old + weight * (seconds - old)
+        known = {t: v for t, v in self.seconds.items() if v is not None}
+        self.current = min(known, key=known.__getitem__)
 
 
 def _choose_threading_layer() -> None:
@@ -218,6 +262,8 @@ class BurakoVectorEnv:
         if num_threads is not None:
             numba.set_num_threads(int(num_threads))
         threads = numba.get_num_threads()
+        #: None with ``num_threads`` given; else times the steps (module docstring)
+        self.thread_tuner = ThreadTuner(threads) if num_threads is None and threads > 1 and num_envs > 1 else None
         chunks = min(self.num_envs, CHUNKS_PER_THREAD * threads)
         n, d = self.num_envs, self.observation_size
         self._states = np.zeros((n, F.STATE_SIZE), dtype=np.int32)
@@ -321,6 +367,13 @@ class BurakoVectorEnv:
             listed = ", ".join(f"game {i}: action {acts[i]}" for i in bad[:5])
             more = f" and {bad.size - 5} more" if bad.size > 5 else ""
             raise ValueError(f"illegal actions ({listed}{more}); no game moved")
+        tuner = self.thread_tuner
+        if tuner is not None:
+            threads = tuner.threads()
+            outer_threads = numba.get_num_threads()
+            if threads != outer_threads:
+                numba.set_num_threads(threads)
+            started = time.perf_counter()
         with numba.parallel_chunksize(PARALLEL_CHUNKSIZE):
             _step_all(
                 self._states,
@@ -341,6 +394,10 @@ class BurakoVectorEnv:
                 self.reward_mode == "win",
                 self.reward_scale,
             )
+        if tuner is not None:
+            tuner.record(threads, time.perf_counter() - started)
+            if threads != outer_threads:
+                numba.set_num_threads(outer_threads)
         self._deal_ahead()
         return self.obs, self.masks, self.rewards, self.terminated, self.truncated, self.info
 

@@ -321,3 +321,25 @@ def test_a_killed_run_resumes_from_its_last_checkpoint(tmp_path: Path) -> None:
     resumed.train()
     assert resumed.update == saved["update"] + 1
     assert ckpt.load(run_dir / "checkpoints" / "latest.pt")["trainer"]["update"] == saved["update"] + 1
+
+
+def test_thread_tuner_keeps_the_faster_thread_count_and_keeps_checking() -> None:
+    """Issue 15: with num_threads=None the batched API times its steps and
+    runs on whichever of one thread and every thread is faster now."""
+    from burako_env.vector import ThreadTuner
+
+    tuner = ThreadTuner(2, explore_every=8)
+    cost = {1: 1.0, 2: 2.0}  # two threads slower (a core taken)
+    used = []
+    for _ in range(64):
+        threads = tuner.threads()
+        used.append(threads)
+        tuner.record(threads, cost[threads])
+    assert tuner.current == 1 and used[-8:].count(2) == 1
+    assert 6 <= used.count(2) <= 10  # the first try, then one step in 8
+    cost = {1: 1.0, 2: 0.25}  # the core is free again: two threads win within a few explorations
+    for _ in range(64):
+        threads = tuner.threads()
+        tuner.record(threads, cost[threads])
+    assert tuner.current == 2
+    assert ThreadTuner(1).choices == (1,)
