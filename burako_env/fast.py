@@ -1412,6 +1412,15 @@ class FastGame:
     def hand_scores(self) -> list[SideScore] | None:
         return _side_scores(self.st, self.num_sides)
 
+    def score_sides(self) -> list[SideScore]:
+        """engine.GameState.score_sides: each side's breakdown of the hand as
+        it stands (B25-B27), by the scoring kernel on a copy of the state."""
+        st = self.st.copy()
+        _score_sides(st, self.args)
+        scores = _side_scores(st, self.num_sides)
+        assert scores is not None
+        return scores
+
     def side_rewards(self) -> list[float]:
         """engine.GameState.side_rewards."""
         return zero_sum_rewards(self.hand_scores, self.num_sides)
