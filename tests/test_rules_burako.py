@@ -18,6 +18,7 @@ import pytest
 from conftest import (
     CHOOSE_HIGH,
     CHOOSE_LOW,
+    CompiledTable,
     Engine,
     Table,
     add,
@@ -84,6 +85,20 @@ def test_scenario_errors_name_the_tile_or_field() -> None:
         build_state(hands={0: "R14"})
     with pytest.raises(ValueError, match="not a valid meld"):
         build_state(melds={0: [run("K", 3, 3)]})
+
+
+def test_engine_fixture_compiled_table_never_answers_with_readable_logic() -> None:
+    """The ``[fast]`` runs read the compiled state back but never decide with
+    the readable engine: its deciding methods are refused by name."""
+    state = build_state(hands={0: "R3 R4 R5 K9"}, muerto_taken={0: True})
+    table = Engine("fast").table(state)
+    assert isinstance(table, CompiledTable)
+    assert hand_of(table, 0) == hand_of(state, 0) == "K9 R3 R4 R5"
+    assert table.legal_actions() == state.legal_actions()
+    for name in ("_compute_mask", "_apply_unchecked", "_end_hand", "determinize", "to_json"):
+        assert hasattr(state, name)
+        with pytest.raises(AttributeError, match=name):
+            getattr(table, name)
 
 
 # ----------------------------------------------------------------------------- B1-B5 tiles and deal

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from conftest import episodes_by_hand
 
 from burako_env.engine import GameState
 from burako_env.observation import Observer
@@ -29,7 +30,7 @@ from training.network import (
     sample_actions,
 )
 from training.ppo import PPOConfig, Trainer, hand_reward, load_config, resolve_device
-from training.rollout import DecisionStore, StoredEpisode
+from training.rollout import DecisionStore
 from training.schedule import schedule_problems, value_at
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -182,12 +183,8 @@ def test_batched_rollout_credits_each_seat_with_its_side_result(tmp_path: Path, 
     trainer = Trainer(cfg, progress=False)
     episodes = trainer.collect()
     assert sum(ep.rows.size for ep in episodes) >= cfg.batch_size
-    by_hand: dict[int, list[StoredEpisode]] = {}
-    for ep in episodes:
-        assert bool(ep.masks[np.arange(ep.rows.size), ep.actions].all())
-        by_hand.setdefault(ep.hand, []).append(ep)
     kinds = set()
-    for hand_episodes in by_hand.values():
+    for hand_episodes in episodes_by_hand(episodes).values():
         opponent = hand_episodes[0].opponent
         kinds.add(opponent == SELF)
         seats = sorted(ep.seat for ep in hand_episodes)
