@@ -7,7 +7,12 @@ random legal actions, and a "melder" that prefers new melds and additions
 does all three in most hands). Every heavy test has a ``@pytest.mark.slow``
 twin with ten times the counts (``pytest -m slow``).
 
-Rule ids are named in every test name or docstring.
+Rule ids are named in every test name or docstring. The exact B-rule
+scenarios checked against the oracle run on both engines (the ``engine``
+fixture of tests/conftest.py).
+
+Why one file of about 1,000 lines: every test here drives the same oracle
+and the same two policies, E1 to E5 in rule order, each with its slow twin.
 """
 
 from __future__ import annotations

@@ -9,6 +9,9 @@ computed by hand in the test (the arithmetic is in a comment); the engine's
 scoring is never called to produce an expectation.
 
 Tile values (B25): joker 50, any 2 20, 1 15, 8-13 10, 3-7 5.
+
+Why one file of about 900 lines: it is the rule sheet's Part 1 as tests, in
+rule order (B1 to B28), so a rule and its scenarios are found by its id.
 """
 
 from __future__ import annotations
