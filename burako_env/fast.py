@@ -22,10 +22,11 @@ twin in engine.py (the function map is in docs/architecture.md). The next
 seam, if it grows, is the Python side (``FastGame``, ``state_dict``,
 ``game_state_of``, about 400 lines) into its own module.
 
-Kernel arguments: every kernel takes ``T``, the :class:`KernelTables` of its
-(rules, player count), and reads it by name (``T.outcomes``); the rules
-values it needs are the rule vector ``T.rule_values`` at the ``RV_*``
-indices. Which ``Rules`` field reaches the kernels how, and which the
+Kernel arguments: every kernel takes ``T``, the arrays of the
+:class:`KernelTables` of its (rules, player count) as a plain tuple, and
+reads them by name through the ``T_*`` index constants (``T[T_OUTCOMES]``,
+never ``T[3]``); the rules values it needs are the rule vector
+``T[T_RULE_VALUES]`` at the ``RV_*`` indices. Which ``Rules`` field reaches the kernels how, and which the
 kernels may ignore and why, is declared in :data:`RV_FIELDS`,
 :data:`RULES_IN_TABLES` and :data:`RULES_NOT_IN_KERNELS`
 (tests/test_kernel_contract.py holds the declarations to the code).
@@ -401,11 +402,13 @@ def _csr(columns: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
 
 
 class KernelTables(NamedTuple):
-    """The read-only arrays every kernel takes as its argument ``T``, for one
-    (rules, player count): read by name (``T.outcomes``), never by position.
-    A numba-typed named tuple: attribute access compiles to a constant index,
-    so naming costs nothing at run time, and the type is cached with the
-    kernels (the class is importable from here)."""
+    """The read-only arrays the kernels read for one (rules, player count),
+    by name. The kernels take them as a plain tuple ``T`` in this order and
+    index it with the ``T_*`` constants below (``T[T_OUTCOMES]``): a numba
+    global int is a compile-time constant, so the index costs nothing, and a
+    plain tuple is what numba's dispatcher types fastest (a named tuple
+    argument costs about 9 µs more per call from Python, measured: a 25%
+    slower ``FastGame`` step loop)."""
 
     #: int64 (len(RV_FIELDS),): the rules fields the kernels read, at the RV_* indices
     rule_values: np.ndarray
@@ -449,18 +452,49 @@ class KernelTables(NamedTuple):
     run_colour: np.ndarray
 
 
+#: the position of each KernelTables array in the tuple ``T`` the kernels take
+(
+    T_RULE_VALUES,
+    T_TILE_VALUES,
+    T_MELD_FEATURES,
+    T_OUTCOMES,
+    T_OUTCOME_COUNT,
+    T_MELD_VALUE,
+    T_CANASTA_BONUS,
+    T_QUALIFIES_TO_CLOSE,
+    T_IS_CANASTA,
+    T_ALLOWED_PATTERNS,
+    T_PATTERN_KINDS,
+    T_PATTERN_NEEDS,
+    T_PATTERNS_WITH_KIND_START,
+    T_PATTERNS_WITH_KIND,
+    T_PATTERN_HAS_KIND,
+    T_OBS_OFFSETS,
+    T_RULE_FEATURES,
+    T_KIND_COLOUR,
+    T_IS_WILD,
+    T_RUN_COLOUR,
+) = range(len(KernelTables._fields))
+
+
 @dataclass(frozen=True)
 class FastTables:
     """Everything the kernels read for one (rules, player count), as arrays.
 
-    ``kernel_args`` is the :class:`KernelTables` handed to every kernel."""
+    ``kernel_args`` is the tuple handed to every kernel (the arrays of
+    :class:`KernelTables`, in its order); :attr:`named` gives them by name."""
 
     rules: Rules
     num_players: int
     num_sides: int
     obs_size: int
-    kernel_args: KernelTables
+    kernel_args: tuple[np.ndarray, ...]
     full_tiles: np.ndarray
+
+    @property
+    def named(self) -> KernelTables:
+        """The kernel arguments by name."""
+        return KernelTables(*self.kernel_args)
 
     def __reduce__(self) -> tuple[object, tuple[Rules, int]]:
         """copy, deepcopy and pickle give back the one shared, read-only
@@ -535,6 +569,7 @@ def fast_tables(rules: Rules, num_players: int) -> FastTables:
     )
     for arr in args:
         arr.flags.writeable = False
+    args = tuple(args)  # a plain tuple: numba types it fastest at every call
     full_tiles = tables_for(rules).full_tiles
     return FastTables(rules, num_players, num_sides, observation_size(num_players, rules), args, full_tiles)
 
@@ -574,7 +609,7 @@ def _remove(st, p, kind):
 @_jit
 def deal(st, tiles, mano, T):
     """Deal a hand (B4) from a shuffled tile order; the match fields stay."""
-    rv = T.rule_values
+    rv = T[T_RULE_VALUES]
     n = rv[RV_PLAYERS]
     sides = rv[RV_SIDES]
     size = rv[RV_HAND_SIZE]
@@ -634,7 +669,7 @@ def new_match(st, tiles, mano, T):
 
 @_jit
 def _score_sides(st, T):
-    rv, values, meld_value, bonus = T.rule_values, T.tile_values, T.meld_value, T.canasta_bonus
+    rv, values, meld_value, bonus = T[T_RULE_VALUES], T[T_TILE_VALUES], T[T_MELD_VALUE], T[T_CANASTA_BONUS]
     n = rv[RV_PLAYERS]
     sides = rv[RV_SIDES]
     for s in range(sides):
@@ -673,7 +708,7 @@ def side_total(st, s):
 
 @_jit
 def _end_hand(st, reason, closer, T):
-    rv, is_canasta = T.rule_values, T.is_canasta
+    rv, is_canasta = T[T_RULE_VALUES], T[T_IS_CANASTA]
     sides = rv[RV_SIDES]
     st[PHASE] = P_HAND_OVER
     _clear_pending(st)
@@ -710,7 +745,7 @@ def _end_hand(st, reason, closer, T):
 
 @_jit
 def _end_turn(st, T):
-    rv = T.rule_values
+    rv = T[T_RULE_VALUES]
     st[TURN] += 1
     if st[TURN] >= rv[RV_MAX_TURNS]:
         _end_hand(st, END_TRUNCATED, -1, T)
@@ -736,7 +771,7 @@ def _take_muerto(st, p, side):
 def _after_meld(st, p, T):
     if st[HAND_SIZE + p] != 0:
         return
-    side = p % T.rule_values[RV_SIDES]
+    side = p % T[T_RULE_VALUES][RV_SIDES]
     if not st[MUERTO_TAKEN + side]:
         _take_muerto(st, p, side)  # direct take (B20)
     else:
@@ -745,7 +780,7 @@ def _after_meld(st, p, T):
 
 @_jit
 def _meld_changed(st, side, T):
-    qualifies = T.qualifies_to_close
+    qualifies = T[T_QUALIFIES_TO_CLOSE]
     ready = 0
     for j in range(st[N_MELDS + side]):
         if qualifies[st[MELDS + side * SLOTS + j]]:
@@ -757,7 +792,7 @@ def _meld_changed(st, side, T):
 @_jit
 def _place(st, p, slot, kind, meld, T):
     _remove(st, p, kind)
-    side = p % T.rule_values[RV_SIDES]
+    side = p % T[T_RULE_VALUES][RV_SIDES]
     st[MELDS + side * SLOTS + slot] = meld
     _meld_changed(st, side, T)
     if kind == st[REQUIRED]:
@@ -768,7 +803,7 @@ def _place(st, p, slot, kind, meld, T):
 @_jit
 def apply_unchecked(st, action, T):
     """The transition (engine.GameState._apply_unchecked)."""
-    rv, outc, n_outc = T.rule_values, T.outcomes, T.outcome_count
+    rv, outc, n_outc = T[T_RULE_VALUES], T[T_OUTCOMES], T[T_OUTCOME_COUNT]
     phase = st[PHASE]
     p = st[CURRENT]
     sides = rv[RV_SIDES]
@@ -823,7 +858,7 @@ def apply_unchecked(st, action, T):
         _end_turn(st, T)
     elif action < ADD_BASE:  # meld
         pattern = action - MELD_BASE
-        pkinds, pneeds, phas = T.pattern_kinds, T.pattern_needs, T.pattern_has_kind
+        pkinds, pneeds, phas = T[T_PATTERN_KINDS], T[T_PATTERN_NEEDS], T[T_PATTERN_HAS_KIND]
         for j in range(3):
             k = pkinds[pattern, j]
             if k < NK:
@@ -857,7 +892,7 @@ def apply_unchecked(st, action, T):
 
 @_jit
 def _pattern_available(st, p, pattern, T):
-    pkinds, pneeds = T.pattern_kinds, T.pattern_needs
+    pkinds, pneeds = T[T_PATTERN_KINDS], T[T_PATTERN_NEEDS]
     for j in range(3):
         k = pkinds[pattern, j]
         if k < NK and st[HANDS + p * NK + k] < pneeds[pattern, j]:
@@ -869,7 +904,7 @@ def _pattern_available(st, p, pattern, T):
 def base_mask(st, T, mask):
     """The mask by the meld rules alone (engine.GameState._base_mask); mask
     is zeroed here."""
-    rv, n_outc, allowed = T.rule_values, T.outcome_count, T.allowed_patterns
+    rv, n_outc, allowed = T[T_RULE_VALUES], T[T_OUTCOME_COUNT], T[T_ALLOWED_PATTERNS]
     mask[:] = 0
     phase = st[PHASE]
     if phase == P_DRAW:
@@ -910,7 +945,7 @@ def _constrained(st, T):
     """engine.GameState._constrained."""
     if st[REQUIRED] >= 0:
         return True
-    rv = T.rule_values
+    rv = T[T_RULE_VALUES]
     p = st[CURRENT]
     side = p % rv[RV_SIDES]
     if not st[MUERTO_TAKEN + side]:
@@ -947,7 +982,7 @@ def _alive_direct(s, T):
     answer depends on candidate actions (CHOOSE_END, or V3's required tile)."""
     if s[PHASE] == P_CHOOSE_END:
         return -1
-    rv, outc, n_outc, qualifies = T.rule_values, T.outcomes, T.outcome_count, T.qualifies_to_close
+    rv, outc, n_outc, qualifies = T[T_RULE_VALUES], T[T_OUTCOMES], T[T_OUTCOME_COUNT], T[T_QUALIFIES_TO_CLOSE]
     p = s[CURRENT]
     side = p % rv[RV_SIDES]
     if s[REQUIRED] >= 0:
@@ -972,7 +1007,7 @@ def _chain_slot(row, slot, required, T):
     """Whether additions other than the required tile can prepare meld
     ``slot`` for it (engine._chain_open): a run of its colour, any run for a
     wild; never a set."""
-    rv, colour_of, is_wild, run_colours = T.rule_values, T.kind_colour, T.is_wild, T.run_colour
+    rv, colour_of, is_wild, run_colours = T[T_RULE_VALUES], T[T_KIND_COLOUR], T[T_IS_WILD], T[T_RUN_COLOUR]
     side = row[CURRENT] % rv[RV_SIDES]
     run_colour = run_colours[row[MELDS + side * SLOTS + slot]]
     return run_colour >= 0 and (is_wild[required] != 0 or colour_of[required] == run_colour)
@@ -982,7 +1017,7 @@ def _chain_slot(row, slot, required, T):
 def _add_candidates(row, slot, required, direct, prepare, count, T):
     """Additions to ``slot`` into the row's candidates: (``direct``) the
     required tile, (``prepare``) every other kind of the hand that fits."""
-    rv, n_outc = T.rule_values, T.outcome_count
+    rv, n_outc = T[T_RULE_VALUES], T[T_OUTCOME_COUNT]
     p = row[CURRENT]
     side = p % rv[RV_SIDES]
     m = row[MELDS + side * SLOTS + slot]
@@ -1002,8 +1037,8 @@ def _add_candidates(row, slot, required, direct, prepare, count, T):
 def _fill_candidates(row, buf, T):
     """The actions engine._alive tries (base-legal ones only) into the row's
     candidate list; a V3 search from a new root (focus -1) clears the memo."""
-    rv, allowed = T.rule_values, T.allowed_patterns
-    pwk_start, pwk_list = T.patterns_with_kind_start, T.patterns_with_kind
+    rv, allowed = T[T_RULE_VALUES], T[T_ALLOWED_PATTERNS]
+    pwk_start, pwk_list = T[T_PATTERNS_WITH_KIND_START], T[T_PATTERNS_WITH_KIND]
     count = 0
     row[_STAGE] = 0
     if row[PHASE] == P_CHOOSE_END:
@@ -1041,7 +1076,7 @@ def _more_candidates(row, T):
     if row[PHASE] != P_PLAY or row[_FOCUS] >= 0 or row[_STAGE] != 1:
         return False
     row[_STAGE] = 0
-    side = row[CURRENT] % T.rule_values[RV_SIDES]
+    side = row[CURRENT] % T[T_RULE_VALUES][RV_SIDES]
     required = row[REQUIRED]
     count = 0
     for j in range(row[N_MELDS + side]):
@@ -1058,7 +1093,7 @@ def _seen(buf, row, focus, T):
     searched from the current root (same meld, so same hand: nothing else
     changed); records it otherwise. A full memo records nothing more, which
     only costs time."""
-    side = row[CURRENT] % T.rule_values[RV_SIDES]
+    side = row[CURRENT] % T[T_RULE_VALUES][RV_SIDES]
     key = focus * MEMO_SLOT_STRIDE + row[MELDS + side * SLOTS + focus]
     memo = buf[MEMO_ROW]
     n = memo[0]
@@ -1084,7 +1119,7 @@ def _step_ok(buf, d, action, T):
     apply_unchecked(c, action, T)
     if c[PHASE] == P_HAND_OVER:
         if c[END_REASON] == END_CLOSED:
-            return 1 if c[CLOSE_READY + player % T.rule_values[RV_SIDES]] != 0 else 0  # B22/B23
+            return 1 if c[CLOSE_READY + player % T[T_RULE_VALUES][RV_SIDES]] != 0 else 0  # B22/B23
         return 1
     if c[CURRENT] != player or (c[PHASE] != P_PLAY and c[PHASE] != P_CHOOSE_END):
         return 1  # the turn ended
@@ -1153,7 +1188,7 @@ def legal_mask(st, T, buf, mask):
     ``buf`` is a (SCRATCH_DEPTH, SCRATCH_WIDTH) scratch array."""
     base_mask(st, T, mask)
     phase = st[PHASE]
-    rv = T.rule_values
+    rv = T[T_RULE_VALUES]
     if phase == P_DRAW:
         if mask[TAKE_PILE] and rv[RV_PILE_TOP]:
             c = buf[1, :STATE_SIZE]
@@ -1171,7 +1206,7 @@ def legal_mask(st, T, buf, mask):
 @_jit
 def encode(st, player, T, out):
     """engine observation of ``player`` (observation.Observer.encode) into ``out``."""
-    rv, enc, off, rules_values = T.rule_values, T.meld_features, T.obs_offsets, T.rule_features
+    rv, enc, off, rules_values = T[T_RULE_VALUES], T[T_MELD_FEATURES], T[T_OBS_OFFSETS], T[T_RULE_FEATURES]
     n = rv[RV_PLAYERS]
     sides = rv[RV_SIDES]
     out[:] = 0.0
@@ -1589,7 +1624,7 @@ def unseen_counts(st, player, T, counts):
     ``player`` cannot locate, counted where they are (other hands beyond their
     known tiles, the stock, the untaken muertos), which by tile conservation
     (E1) equals the full set minus everything ``player`` sees."""
-    rv = T.rule_values
+    rv = T[T_RULE_VALUES]
     counts[:] = 0
     for q in range(rv[RV_PLAYERS]):
         if q == player:
@@ -1610,7 +1645,7 @@ def determinize_into(st, player, pool, T):
     hidden count from the pool (in the privilege phase the mano's privilege
     tile is the last of his), then each side's untaken muerto, then the stock
     (bottom first, so the top is the pool's last tile)."""
-    rv = T.rule_values
+    rv = T[T_RULE_VALUES]
     pos = 0
     for q in range(rv[RV_PLAYERS]):
         if q == player:
@@ -1638,7 +1673,7 @@ def determinize_into(st, player, pool, T):
 _KIND_IDS = np.arange(NK, dtype=np.int64)
 
 
-def determinize_state(st: np.ndarray, player: int, rng: np.random.Generator, args: KernelTables) -> None:
+def determinize_state(st: np.ndarray, player: int, rng: np.random.Generator, args: tuple[np.ndarray, ...]) -> None:
     """Resample in place everything ``player`` cannot see in the flat state
     ``st`` (the search's allocation-free path behind :meth:`FastGame.determinize`).
 

@@ -72,19 +72,24 @@ def rv_constant(field: str) -> str:
 
 
 def test_kernels_read_their_tables_by_name_never_by_position() -> None:
-    """Issue 13: no ``T[10]`` in any kernel; every KernelTables array is read
-    by some kernel; the tables are a KernelTables of read-only arrays."""
+    """Issue 13: no ``T[10]`` in any kernel: each reads the tables through the
+    ``T_*`` constant of a KernelTables field, each constant is its field's
+    position, and every array is read by some kernel."""
     sources = kernel_sources()
     assert len(sources) >= 30, sorted(sources)  # the kernels were found
-    by_position = {name for name, src in sources.items() if re.search(r"\bT\s*\[", src)}
+    by_position = {name for name, src in sources.items() if re.search(r"\bT\s*\[\s*[-\d]", src)}
     assert not by_position, f"kernels indexing their tables by position: {sorted(by_position)}"
-    for table in F.KernelTables._fields:
-        assert read_by(f"T.{table}", sources), f"KernelTables.{table} is read by no kernel"
-    args = F.fast_tables(load_rules("burako"), 2).kernel_args
-    assert isinstance(args, F.KernelTables)
-    assert not any(arr.flags.writeable for arr in args)
-    assert args.rule_values.shape == (len(F.RV_FIELDS),)
-    assert args.obs_offsets.shape == (len(F.OBS_SEGMENTS),)
+    for i, table in enumerate(F.KernelTables._fields):
+        const = f"T_{table.upper()}"
+        assert getattr(F, const) == i, f"{const} must be {table}'s position {i}"
+        readers = read_by(f"T[{const}]", sources) + read_by(f"T[F.{const}]", sources)
+        assert readers, f"KernelTables.{table} is read by no kernel"
+    tables = F.fast_tables(load_rules("burako"), 2)
+    assert type(tables.kernel_args) is tuple  # numba's dispatcher types a plain tuple fastest
+    assert not any(arr.flags.writeable for arr in tables.kernel_args)
+    named = tables.named
+    assert named.rule_values.shape == (len(F.RV_FIELDS),)
+    assert named.obs_offsets.shape == (len(F.OBS_SEGMENTS),)
 
 
 def test_every_rules_field_reaches_the_kernels_or_is_declared_irrelevant() -> None:
@@ -108,15 +113,15 @@ def test_every_rules_field_reaches_the_kernels_or_is_declared_irrelevant() -> No
             for n in rules.players:
                 value = getattr(rules, field)
                 expected = value[n] if field == "hand_size" else int(value)
-                packed = F.fast_tables(rules, n).kernel_args.rule_values[F.RV_FIELDS.index(field)]
+                packed = F.fast_tables(rules, n).named.rule_values[F.RV_FIELDS.index(field)]
                 assert packed == expected, f"{preset}, {n} players: {field} packed as {packed}, is {expected}"
 
     # baked into tables: read by a kernel, and moved by the field
-    base = F.fast_tables(load_rules("burako"), 2).kernel_args
+    base = F.fast_tables(load_rules("burako"), 2).named
     for field, tables in F.RULES_IN_TABLES.items():
         assert tables and set(tables) <= set(F.KernelTables._fields), f"{field}: {tables}"
         assert field in ALTERNATIVE, f"give {field!r} a different valid value in ALTERNATIVE"
-        changed = F.fast_tables(load_rules("burako", {field: ALTERNATIVE[field]}), 2).kernel_args
+        changed = F.fast_tables(load_rules("burako", {field: ALTERNATIVE[field]}), 2).named
         moved = [t for t in tables if not np.array_equal(getattr(base, t), getattr(changed, t))]
         assert moved, f"{field} changes none of the tables declared to carry it: {tables}"
 
@@ -125,7 +130,7 @@ def test_every_rules_field_reaches_the_kernels_or_is_declared_irrelevant() -> No
         assert len(reason) > 20, f"{field}: say why the kernels may ignore it"
         if field not in ALTERNATIVE:
             continue  # wilds_per_meld: validation admits a single value
-        changed = F.fast_tables(load_rules("burako", {field: ALTERNATIVE[field]}), 2).kernel_args
+        changed = F.fast_tables(load_rules("burako", {field: ALTERNATIVE[field]}), 2).named
         for name, a, b in zip(F.KernelTables._fields, base, changed, strict=True):
             assert np.array_equal(a, b), f"{field} is declared irrelevant but changes KernelTables.{name}"
 
