@@ -18,6 +18,14 @@ otherwise each player is his own side.
 
 Hard limit: ``rules.max_turns`` turns per hand, after which the hand ends as
 a truncation (no score), because players can trade the discard pile for ever.
+
+Why one file of about 900 lines: it is one class, :class:`GameState`, the
+readable truth the compiled core (fast.py) is held to, and it reads top to
+bottom in the order of a hand: deal, the exact mask and its look-ahead (E3,
+V3), the transitions, scoring (B25-B28), copies and determinization (E2),
+JSON (E4). Each part is short and uses the same private fields; split across
+files, the class would be harder to compare with its compiled twin
+(docs/architecture.md maps them function by function).
 """
 
 from __future__ import annotations

@@ -14,6 +14,23 @@ kernels only look up tables built from the readable code: a meld's
 observation features, its outcomes when a tile is added, its value, bonus and
 whether it qualifies to close.
 
+Why one file of about 1,600 lines: the flat state layout, the tables the
+kernels read (:class:`KernelTables`), the kernels and the :class:`FastGame`
+wrapper change together (a new state field or table touches all four), and
+each kernel sits beside the layout it indexes, in the order of its readable
+twin in engine.py (the function map is in docs/architecture.md). The next
+seam, if it grows, is the Python side (``FastGame``, ``state_dict``,
+``game_state_of``, about 400 lines) into its own module.
+
+Kernel arguments: every kernel takes ``T``, the arrays of the
+:class:`KernelTables` of its (rules, player count) as a plain tuple, and
+reads them by name through the ``T_*`` index constants (``T[T_OUTCOMES]``,
+never ``T[3]``); the rules values it needs are the rule vector
+``T[T_RULE_VALUES]`` at the ``RV_*`` indices. Which ``Rules`` field reaches the kernels how, and which the
+kernels may ignore and why, is declared in :data:`RV_FIELDS`,
+:data:`RULES_IN_TABLES` and :data:`RULES_NOT_IN_KERNELS`
+(tests/test_kernel_contract.py holds the declarations to the code).
+
 State layout (one int32 vector per game, :data:`STATE_SIZE` entries, 4.2 kB;
 ``clone`` is one copy of it). Capacities hold every legal table: at most 4
 players and 4 sides, 108 tiles, 53 tiles per muerto.
@@ -45,6 +62,7 @@ from __future__ import annotations
 import functools
 from collections import Counter
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -174,7 +192,10 @@ END_REASON_NAMES = (None, CLOSED, STOCK_EXHAUSTED, VOID, TRUNCATED)
 
 P_DRAW, P_PRIVILEGE, P_PLAY, P_CHOOSE_END, P_HAND_OVER = (int(p) for p in Phase)
 
-#: the rule vector (int64), one per (rules, player count)
+#: the rule vector (int64), one per (rules, player count): Rules fields by
+#: their own names (read by the kernels as ``rv[RV_...]``), and three values
+#: derived from the rules and the player count (num_players, num_sides,
+#: total_tiles)
 RV_FIELDS = (
     "num_players",
     "num_sides",
@@ -205,6 +226,28 @@ RV_FIELDS = (
     RV_TOTAL_TILES,
     RV_CLEAN_TO_CLOSE,
 ) = range(len(RV_FIELDS))
+
+#: Rules fields that reach the kernels baked into tables rather than (or as
+#: well as) as a rule-vector value: the field, and the KernelTables arrays
+#: built from it (tests/test_kernel_contract.py checks that each is read by a
+#: kernel and changes when the field does)
+RULES_IN_TABLES: dict[str, tuple[str, ...]] = {
+    "tile_set": ("outcomes", "outcome_count", "allowed_patterns"),  # no jokers with cards (V2); also total_tiles
+    "sets_allowed": ("allowed_patterns",),  # B7
+    "set_colours_distinct": ("outcomes", "outcome_count", "allowed_patterns"),
+    "tile_values": ("tile_values", "meld_value"),  # B25
+    "canasta_bonus": ("canasta_bonus",),  # B14, V1
+    "close_requires_clean_canasta": ("qualifies_to_close",),  # B22; also the rule vector
+}
+#: Rules fields the kernels never need, and why (the same test checks that
+#: changing one changes no kernel input)
+RULES_NOT_IN_KERNELS: dict[str, str] = {
+    "name": "a label for the table; no rule depends on it",
+    "source": "where the values come from; informative only",
+    "players": "which player counts a table allows is checked when its tables are built (fast_tables calls "
+    "Rules.check_players); the kernels get the count itself (rule vector num_players)",
+    "wilds_per_meld": "validation admits only 1 (B8), which the meld universe and its tables are built for",
+}
 
 #: observation segment offsets passed to the kernel, in this order
 OBS_SEGMENTS = (
@@ -358,11 +401,88 @@ def _csr(columns: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
     return start, flat
 
 
+class KernelTables(NamedTuple):
+    """The read-only arrays the kernels read for one (rules, player count),
+    by name. The kernels take them as a plain tuple ``T`` in this order and
+    index it with the ``T_*`` constants below (``T[T_OUTCOMES]``): a numba
+    global int is a compile-time constant, so the index costs nothing, and a
+    plain tuple is what numba's dispatcher types fastest (a named tuple
+    argument costs about 9 µs more per call from Python, measured: a 25%
+    slower ``FastGame`` step loop)."""
+
+    #: int64 (len(RV_FIELDS),): the rules fields the kernels read, at the RV_* indices
+    rule_values: np.ndarray
+    #: int64 (53,): points of each tile kind (B25; Rules.tile_value_array)
+    tile_values: np.ndarray
+    #: float32 (melds, MFS): each meld's observation features (melds.encode_meld)
+    meld_features: np.ndarray
+    #: int32 (melds, 53, 2): meld ids after adding a kind, lower placement first, -1 none (B10/B11)
+    outcomes: np.ndarray
+    #: int8 (melds, 53): how many outcomes (0: the kind cannot be added; 2: CHOOSE_END)
+    outcome_count: np.ndarray
+    #: int64 (melds,): the points of each meld's tiles
+    meld_value: np.ndarray
+    #: int64 (melds,): each meld's canasta bonus under these rules (B14, V1)
+    canasta_bonus: np.ndarray
+    #: uint8 (melds,): whether the meld lets its side close (B22; clean-only tables)
+    qualifies_to_close: np.ndarray
+    #: uint8 (melds,): 7 tiles or more (B14, B24)
+    is_canasta: np.ndarray
+    #: uint8 (patterns,): the 3-tile patterns these rules allow (sets, distinct colours, jokers)
+    allowed_patterns: np.ndarray
+    #: int64 (patterns, 3): the kinds of each pattern, NUM_KINDS where unused
+    pattern_kinds: np.ndarray
+    #: int64 (patterns, 3): how many of each of those kinds
+    pattern_needs: np.ndarray
+    #: int64 (54,): CSR start of the patterns holding each kind
+    patterns_with_kind_start: np.ndarray
+    #: int64: CSR list of the patterns holding each kind (V3's required tile)
+    patterns_with_kind: np.ndarray
+    #: uint8 (patterns, 53): whether a pattern holds a kind
+    pattern_has_kind: np.ndarray
+    #: int64 (len(OBS_SEGMENTS),): offset of each observation segment, at the O_* indices
+    obs_offsets: np.ndarray
+    #: float32: the rules segment of the observation (observation.rule_features)
+    rule_features: np.ndarray
+    #: int64 (53,): colour of each kind
+    kind_colour: np.ndarray
+    #: uint8 (53,): whether a kind is wild (B2)
+    is_wild: np.ndarray
+    #: int64 (melds,): a run's colour, -1 for a set
+    run_colour: np.ndarray
+
+
+#: the position of each KernelTables array in the tuple ``T`` the kernels take
+(
+    T_RULE_VALUES,
+    T_TILE_VALUES,
+    T_MELD_FEATURES,
+    T_OUTCOMES,
+    T_OUTCOME_COUNT,
+    T_MELD_VALUE,
+    T_CANASTA_BONUS,
+    T_QUALIFIES_TO_CLOSE,
+    T_IS_CANASTA,
+    T_ALLOWED_PATTERNS,
+    T_PATTERN_KINDS,
+    T_PATTERN_NEEDS,
+    T_PATTERNS_WITH_KIND_START,
+    T_PATTERNS_WITH_KIND,
+    T_PATTERN_HAS_KIND,
+    T_OBS_OFFSETS,
+    T_RULE_FEATURES,
+    T_KIND_COLOUR,
+    T_IS_WILD,
+    T_RUN_COLOUR,
+) = range(len(KernelTables._fields))
+
+
 @dataclass(frozen=True)
 class FastTables:
     """Everything the kernels read for one (rules, player count), as arrays.
 
-    ``kernel_args`` is the tuple handed to every kernel, in this order."""
+    ``kernel_args`` is the tuple handed to every kernel (the arrays of
+    :class:`KernelTables`, in its order); :attr:`named` gives them by name."""
 
     rules: Rules
     num_players: int
@@ -370,6 +490,11 @@ class FastTables:
     obs_size: int
     kernel_args: tuple[np.ndarray, ...]
     full_tiles: np.ndarray
+
+    @property
+    def named(self) -> KernelTables:
+        """The kernel arguments by name."""
+        return KernelTables(*self.kernel_args)
 
     def __reduce__(self) -> tuple[object, tuple[Rules, int]]:
         """copy, deepcopy and pickle give back the one shared, read-only
@@ -420,30 +545,31 @@ def fast_tables(rules: Rules, num_players: int) -> FastTables:
     offsets = {s.name: s.offset for s in observation_layout(num_players, rules)}
     obs_off = np.array([offsets[name] for name in OBS_SEGMENTS], dtype=np.int64)
     assert len(RULE_FEATURES) == rule_features(rules, num_players).size
-    args = (
-        rv,
-        values,
-        enc,
-        outc,
-        n_outc,
-        meld_value,
-        bonus,
-        qualifies,
-        is_canasta,
-        allowed,
-        pattern_kinds,
-        pattern_needs,
-        pwk_start,
-        pwk_list,
-        pattern_has,
-        obs_off,
-        rule_features(rules, num_players).astype(np.float32),
-        np.asarray(KIND_COLOUR, dtype=np.int64),
-        np.array(IS_WILD, dtype=np.uint8),
-        run_colour,
+    args = KernelTables(
+        rule_values=rv,
+        tile_values=values,
+        meld_features=enc,
+        outcomes=outc,
+        outcome_count=n_outc,
+        meld_value=meld_value,
+        canasta_bonus=bonus,
+        qualifies_to_close=qualifies,
+        is_canasta=is_canasta,
+        allowed_patterns=allowed,
+        pattern_kinds=pattern_kinds,
+        pattern_needs=pattern_needs,
+        patterns_with_kind_start=pwk_start,
+        patterns_with_kind=pwk_list,
+        pattern_has_kind=pattern_has,
+        obs_offsets=obs_off,
+        rule_features=rule_features(rules, num_players).astype(np.float32),
+        kind_colour=np.asarray(KIND_COLOUR, dtype=np.int64),
+        is_wild=np.array(IS_WILD, dtype=np.uint8),
+        run_colour=run_colour,
     )
     for arr in args:
         arr.flags.writeable = False
+    args = tuple(args)  # a plain tuple: numba types it fastest at every call
     full_tiles = tables_for(rules).full_tiles
     return FastTables(rules, num_players, num_sides, observation_size(num_players, rules), args, full_tiles)
 
@@ -483,7 +609,7 @@ def _remove(st, p, kind):
 @_jit
 def deal(st, tiles, mano, T):
     """Deal a hand (B4) from a shuffled tile order; the match fields stay."""
-    rv = T[0]
+    rv = T[T_RULE_VALUES]
     n = rv[RV_PLAYERS]
     sides = rv[RV_SIDES]
     size = rv[RV_HAND_SIZE]
@@ -543,7 +669,7 @@ def new_match(st, tiles, mano, T):
 
 @_jit
 def _score_sides(st, T):
-    rv, values, meld_value, bonus = T[0], T[1], T[5], T[6]
+    rv, values, meld_value, bonus = T[T_RULE_VALUES], T[T_TILE_VALUES], T[T_MELD_VALUE], T[T_CANASTA_BONUS]
     n = rv[RV_PLAYERS]
     sides = rv[RV_SIDES]
     for s in range(sides):
@@ -582,7 +708,7 @@ def side_total(st, s):
 
 @_jit
 def _end_hand(st, reason, closer, T):
-    rv, is_canasta = T[0], T[8]
+    rv, is_canasta = T[T_RULE_VALUES], T[T_IS_CANASTA]
     sides = rv[RV_SIDES]
     st[PHASE] = P_HAND_OVER
     _clear_pending(st)
@@ -619,7 +745,7 @@ def _end_hand(st, reason, closer, T):
 
 @_jit
 def _end_turn(st, T):
-    rv = T[0]
+    rv = T[T_RULE_VALUES]
     st[TURN] += 1
     if st[TURN] >= rv[RV_MAX_TURNS]:
         _end_hand(st, END_TRUNCATED, -1, T)
@@ -645,7 +771,7 @@ def _take_muerto(st, p, side):
 def _after_meld(st, p, T):
     if st[HAND_SIZE + p] != 0:
         return
-    side = p % T[0][RV_SIDES]
+    side = p % T[T_RULE_VALUES][RV_SIDES]
     if not st[MUERTO_TAKEN + side]:
         _take_muerto(st, p, side)  # direct take (B20)
     else:
@@ -654,7 +780,7 @@ def _after_meld(st, p, T):
 
 @_jit
 def _meld_changed(st, side, T):
-    qualifies = T[7]
+    qualifies = T[T_QUALIFIES_TO_CLOSE]
     ready = 0
     for j in range(st[N_MELDS + side]):
         if qualifies[st[MELDS + side * SLOTS + j]]:
@@ -666,7 +792,7 @@ def _meld_changed(st, side, T):
 @_jit
 def _place(st, p, slot, kind, meld, T):
     _remove(st, p, kind)
-    side = p % T[0][RV_SIDES]
+    side = p % T[T_RULE_VALUES][RV_SIDES]
     st[MELDS + side * SLOTS + slot] = meld
     _meld_changed(st, side, T)
     if kind == st[REQUIRED]:
@@ -677,7 +803,7 @@ def _place(st, p, slot, kind, meld, T):
 @_jit
 def apply_unchecked(st, action, T):
     """The transition (engine.GameState._apply_unchecked)."""
-    rv, outc, n_outc = T[0], T[3], T[4]
+    rv, outc, n_outc = T[T_RULE_VALUES], T[T_OUTCOMES], T[T_OUTCOME_COUNT]
     phase = st[PHASE]
     p = st[CURRENT]
     sides = rv[RV_SIDES]
@@ -732,7 +858,7 @@ def apply_unchecked(st, action, T):
         _end_turn(st, T)
     elif action < ADD_BASE:  # meld
         pattern = action - MELD_BASE
-        pkinds, pneeds, phas = T[10], T[11], T[14]
+        pkinds, pneeds, phas = T[T_PATTERN_KINDS], T[T_PATTERN_NEEDS], T[T_PATTERN_HAS_KIND]
         for j in range(3):
             k = pkinds[pattern, j]
             if k < NK:
@@ -766,7 +892,7 @@ def apply_unchecked(st, action, T):
 
 @_jit
 def _pattern_available(st, p, pattern, T):
-    pkinds, pneeds = T[10], T[11]
+    pkinds, pneeds = T[T_PATTERN_KINDS], T[T_PATTERN_NEEDS]
     for j in range(3):
         k = pkinds[pattern, j]
         if k < NK and st[HANDS + p * NK + k] < pneeds[pattern, j]:
@@ -778,7 +904,7 @@ def _pattern_available(st, p, pattern, T):
 def base_mask(st, T, mask):
     """The mask by the meld rules alone (engine.GameState._base_mask); mask
     is zeroed here."""
-    rv, n_outc, allowed = T[0], T[4], T[9]
+    rv, n_outc, allowed = T[T_RULE_VALUES], T[T_OUTCOME_COUNT], T[T_ALLOWED_PATTERNS]
     mask[:] = 0
     phase = st[PHASE]
     if phase == P_DRAW:
@@ -819,7 +945,7 @@ def _constrained(st, T):
     """engine.GameState._constrained."""
     if st[REQUIRED] >= 0:
         return True
-    rv = T[0]
+    rv = T[T_RULE_VALUES]
     p = st[CURRENT]
     side = p % rv[RV_SIDES]
     if not st[MUERTO_TAKEN + side]:
@@ -856,7 +982,7 @@ def _alive_direct(s, T):
     answer depends on candidate actions (CHOOSE_END, or V3's required tile)."""
     if s[PHASE] == P_CHOOSE_END:
         return -1
-    rv, outc, n_outc, qualifies = T[0], T[3], T[4], T[7]
+    rv, outc, n_outc, qualifies = T[T_RULE_VALUES], T[T_OUTCOMES], T[T_OUTCOME_COUNT], T[T_QUALIFIES_TO_CLOSE]
     p = s[CURRENT]
     side = p % rv[RV_SIDES]
     if s[REQUIRED] >= 0:
@@ -881,7 +1007,7 @@ def _chain_slot(row, slot, required, T):
     """Whether additions other than the required tile can prepare meld
     ``slot`` for it (engine._chain_open): a run of its colour, any run for a
     wild; never a set."""
-    rv, colour_of, is_wild, run_colours = T[0], T[17], T[18], T[19]
+    rv, colour_of, is_wild, run_colours = T[T_RULE_VALUES], T[T_KIND_COLOUR], T[T_IS_WILD], T[T_RUN_COLOUR]
     side = row[CURRENT] % rv[RV_SIDES]
     run_colour = run_colours[row[MELDS + side * SLOTS + slot]]
     return run_colour >= 0 and (is_wild[required] != 0 or colour_of[required] == run_colour)
@@ -891,7 +1017,7 @@ def _chain_slot(row, slot, required, T):
 def _add_candidates(row, slot, required, direct, prepare, count, T):
     """Additions to ``slot`` into the row's candidates: (``direct``) the
     required tile, (``prepare``) every other kind of the hand that fits."""
-    rv, n_outc = T[0], T[4]
+    rv, n_outc = T[T_RULE_VALUES], T[T_OUTCOME_COUNT]
     p = row[CURRENT]
     side = p % rv[RV_SIDES]
     m = row[MELDS + side * SLOTS + slot]
@@ -911,7 +1037,8 @@ def _add_candidates(row, slot, required, direct, prepare, count, T):
 def _fill_candidates(row, buf, T):
     """The actions engine._alive tries (base-legal ones only) into the row's
     candidate list; a V3 search from a new root (focus -1) clears the memo."""
-    rv, allowed, pwk_start, pwk_list = T[0], T[9], T[12], T[13]
+    rv, allowed = T[T_RULE_VALUES], T[T_ALLOWED_PATTERNS]
+    pwk_start, pwk_list = T[T_PATTERNS_WITH_KIND_START], T[T_PATTERNS_WITH_KIND]
     count = 0
     row[_STAGE] = 0
     if row[PHASE] == P_CHOOSE_END:
@@ -949,7 +1076,7 @@ def _more_candidates(row, T):
     if row[PHASE] != P_PLAY or row[_FOCUS] >= 0 or row[_STAGE] != 1:
         return False
     row[_STAGE] = 0
-    side = row[CURRENT] % T[0][RV_SIDES]
+    side = row[CURRENT] % T[T_RULE_VALUES][RV_SIDES]
     required = row[REQUIRED]
     count = 0
     for j in range(row[N_MELDS + side]):
@@ -966,7 +1093,7 @@ def _seen(buf, row, focus, T):
     searched from the current root (same meld, so same hand: nothing else
     changed); records it otherwise. A full memo records nothing more, which
     only costs time."""
-    side = row[CURRENT] % T[0][RV_SIDES]
+    side = row[CURRENT] % T[T_RULE_VALUES][RV_SIDES]
     key = focus * MEMO_SLOT_STRIDE + row[MELDS + side * SLOTS + focus]
     memo = buf[MEMO_ROW]
     n = memo[0]
@@ -992,7 +1119,7 @@ def _step_ok(buf, d, action, T):
     apply_unchecked(c, action, T)
     if c[PHASE] == P_HAND_OVER:
         if c[END_REASON] == END_CLOSED:
-            return 1 if c[CLOSE_READY + player % T[0][RV_SIDES]] != 0 else 0  # B22/B23
+            return 1 if c[CLOSE_READY + player % T[T_RULE_VALUES][RV_SIDES]] != 0 else 0  # B22/B23
         return 1
     if c[CURRENT] != player or (c[PHASE] != P_PLAY and c[PHASE] != P_CHOOSE_END):
         return 1  # the turn ended
@@ -1061,7 +1188,7 @@ def legal_mask(st, T, buf, mask):
     ``buf`` is a (SCRATCH_DEPTH, SCRATCH_WIDTH) scratch array."""
     base_mask(st, T, mask)
     phase = st[PHASE]
-    rv = T[0]
+    rv = T[T_RULE_VALUES]
     if phase == P_DRAW:
         if mask[TAKE_PILE] and rv[RV_PILE_TOP]:
             c = buf[1, :STATE_SIZE]
@@ -1079,7 +1206,7 @@ def legal_mask(st, T, buf, mask):
 @_jit
 def encode(st, player, T, out):
     """engine observation of ``player`` (observation.Observer.encode) into ``out``."""
-    rv, enc, off, rules_values = T[0], T[2], T[15], T[16]
+    rv, enc, off, rules_values = T[T_RULE_VALUES], T[T_MELD_FEATURES], T[T_OBS_OFFSETS], T[T_RULE_FEATURES]
     n = rv[RV_PLAYERS]
     sides = rv[RV_SIDES]
     out[:] = 0.0
@@ -1412,6 +1539,15 @@ class FastGame:
     def hand_scores(self) -> list[SideScore] | None:
         return _side_scores(self.st, self.num_sides)
 
+    def score_sides(self) -> list[SideScore]:
+        """engine.GameState.score_sides: each side's breakdown of the hand as
+        it stands (B25-B27), by the scoring kernel on a copy of the state."""
+        st = self.st.copy()
+        _score_sides(st, self.args)
+        scores = _side_scores(st, self.num_sides)
+        assert scores is not None
+        return scores
+
     def side_rewards(self) -> list[float]:
         """engine.GameState.side_rewards."""
         return zero_sum_rewards(self.hand_scores, self.num_sides)
@@ -1488,7 +1624,7 @@ def unseen_counts(st, player, T, counts):
     ``player`` cannot locate, counted where they are (other hands beyond their
     known tiles, the stock, the untaken muertos), which by tile conservation
     (E1) equals the full set minus everything ``player`` sees."""
-    rv = T[0]
+    rv = T[T_RULE_VALUES]
     counts[:] = 0
     for q in range(rv[RV_PLAYERS]):
         if q == player:
@@ -1509,7 +1645,7 @@ def determinize_into(st, player, pool, T):
     hidden count from the pool (in the privilege phase the mano's privilege
     tile is the last of his), then each side's untaken muerto, then the stock
     (bottom first, so the top is the pool's last tile)."""
-    rv = T[0]
+    rv = T[T_RULE_VALUES]
     pos = 0
     for q in range(rv[RV_PLAYERS]):
         if q == player:

@@ -28,6 +28,8 @@ NUM_POSITIONS = 14
 NUM_WILD_KINDS = 5
 
 COLOUR_NAMES = ("black", "red", "blue", "yellow")
+#: one letter per colour, as in the scenario notation (``R5``)
+COLOUR_LETTERS = "KRBY"
 SUIT_SYMBOLS = ("♠", "♥", "♦", "♣")
 CARD_RANKS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
 
@@ -72,21 +74,23 @@ WILD_INDEX: tuple[int, ...] = tuple(WILD_KINDS.index(k) if k in WILD_KINDS else 
 IS_WILD: tuple[bool, ...] = tuple(k in WILD_KINDS for k in range(NUM_KINDS))
 
 
-def tile_name(kind: int, cards: bool = False) -> str:
-    """Human name of a tile kind: ``"red 5"``, ``"joker"``, or ``"5♥"`` with cards."""
+def _tile_text(kind: int, cards: bool, joker: str, numbered: str) -> str:
+    """A tile kind as text: ``joker`` for the joker, the card (``"5♥"``) with
+    cards, else ``numbered`` filled with the kind's ``colour`` name, colour
+    ``letter`` and ``number``."""
     if kind == JOKER:
-        return "joker"
+        return joker
     colour, number = KIND_COLOUR_LIST[kind], KIND_NUMBER_LIST[kind]
     if cards:
         return f"{CARD_RANKS[number - 1]}{SUIT_SYMBOLS[colour]}"
-    return f"{COLOUR_NAMES[colour]} {number}"
+    return numbered.format(colour=COLOUR_NAMES[colour], letter=COLOUR_LETTERS[colour], number=number)
+
+
+def tile_name(kind: int, cards: bool = False) -> str:
+    """Human name of a tile kind: ``"red 5"``, ``"joker"``, or ``"5♥"`` with cards."""
+    return _tile_text(kind, cards, "joker", "{colour} {number}")
 
 
 def short_name(kind: int, cards: bool = False) -> str:
     """Compact name for tables: ``"R5"``, ``"★"``, or ``"5♥"`` with cards."""
-    if kind == JOKER:
-        return "★"
-    colour, number = KIND_COLOUR_LIST[kind], KIND_NUMBER_LIST[kind]
-    if cards:
-        return f"{CARD_RANKS[number - 1]}{SUIT_SYMBOLS[colour]}"
-    return f"{'KRBY'[colour]}{number}"
+    return _tile_text(kind, cards, "★", "{letter}{number}")

@@ -150,7 +150,7 @@ def _reset_all(states, tiles, manos, T, bufs, masks, obs, current):
 
 @numba.njit(cache=True, nogil=True)
 def _finish_hand(st, i, T, win, scale, rewards, terminated, truncated, ends, totals):
-    rv = T[0]
+    rv = T[F.T_RULE_VALUES]
     sides = rv[F.RV_SIDES]
     reason = st[F.END_REASON]
     ends[i] = reason

@@ -17,14 +17,14 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import Engine, discard, legal, meld_of, play
 
 import burako_env
 from burako_env import actions as A
 from burako_env.engine import GameState
 from burako_env.fast import MAX_HAND_SCORE, FastGame
-from burako_env.melds import PATTERN_INDEX
 from burako_env.rules import Rules, load_rules
-from burako_env.scenario import build_state, run, tile
+from burako_env.scenario import hand_of, run
 from burako_env.vector import BurakoVectorEnv, sample_legal_actions
 
 
@@ -116,43 +116,37 @@ def test_e3_extreme_rules_never_stuck_on_both_engines_slow() -> None:
 ISSUE_ACTIONS = [2, 57, 1, 27, 1, 27, 0, 35, 1, 35, 0, 57, 1, 33, 1, 32, 1, 23, 1, 44, 0, 57, 1, 1599]
 
 
-@pytest.mark.parametrize("engine", ["python", "fast"])
-def test_e3_b20_b23_one_tile_muerto_issue_repro(engine: str) -> None:
+def test_e3_b20_b23_one_tile_muerto_issue_repro(engine: Engine) -> None:
     """E3/B20/B23, the issue's reproduction (muerto_size 1, hands of 1, 4
     players): seat 0 holds B2 B13 Y13; melding all three would take the
     one-tile muerto (B20) and leave a tile that may neither be discarded
     (B23: no canasta) nor melded. That meld is not legal; the discards are."""
     rules = load_rules("burako", {"hand_size": {2: 1, 4: 1}, "muerto_size": 1})
-    cls = GameState if engine == "python" else FastGame
-    game = cls.new_game(np.random.default_rng(1), rules, 4)
-    for action in ISSUE_ACTIONS[:-1]:
-        game.apply(action)
-    legal = np.flatnonzero(game.legal_mask()).tolist()
+    game = engine.new_game(np.random.default_rng(1), rules, 4)
+    play(game, *ISSUE_ACTIONS[:-1])
+    legal = game.legal_actions()
     assert ISSUE_ACTIONS[-1] not in legal
-    state = game if isinstance(game, GameState) else game.to_game_state()
-    assert legal == sorted(A.discard_action(int(k)) for k in np.flatnonzero(state.hands[0]))
+    assert hand_of(game, 0) == "B2 B13 Y13"
+    assert legal == [discard("B2"), discard("B13"), discard("Y13")]
 
 
-@pytest.mark.parametrize("engine", ["python", "fast"])
-def test_e3_b20_b22_one_tile_muerto_meld_legal_only_with_a_canasta(engine: str) -> None:
+def test_e3_b20_b22_one_tile_muerto_meld_legal_only_with_a_canasta(engine: Engine) -> None:
     """B20/B22/B23/E3 with muerto_size 1: melding a whole 3-tile hand takes the
     one-tile muerto (K1); without a canasta that tile could never leave the
     hand, so the meld is illegal; with a canasta the meld is legal and the
     muerto tile closes the hand by discard."""
     rules = load_rules("burako", {"muerto_size": 1})
-    meld = A.meld_action(PATTERN_INDEX[run("red", 3, 5)])
+    meld = meld_of(run("red", 3, 5))
     for canasta, expected in ((False, False), (True, True)):
-        state = build_state(
+        game = engine.build(
             2, rules, hands={0: "R3 R4 R5"}, melds={0: [run("black", 5, 11)] if canasta else []}, muertos={0: "K1"}
         )
-        game = state if engine == "python" else FastGame.from_game_state(state)
-        mask = game.legal_mask()
-        assert bool(mask[meld]) is expected
-        assert mask[A.discard_action(tile("R3"))]
+        assert (meld in legal(game)) is expected
+        assert discard("R3") in legal(game)
         if expected:
-            game.apply(meld)
-            assert np.flatnonzero(game.legal_mask()).tolist() == [A.discard_action(tile("K1"))]
-            game.apply(A.discard_action(tile("K1")))
+            play(game, meld)
+            assert game.legal_actions() == [discard("K1")]
+            play(game, discard("K1"))
             assert game.hand_over and game.end_reason == "closed"
 
 

@@ -7,7 +7,12 @@ random legal actions, and a "melder" that prefers new melds and additions
 does all three in most hands). Every heavy test has a ``@pytest.mark.slow``
 twin with ten times the counts (``pytest -m slow``).
 
-Rule ids are named in every test name or docstring.
+Rule ids are named in every test name or docstring. The exact B-rule
+scenarios checked against the oracle run on both engines (the ``engine``
+fixture of tests/conftest.py).
+
+Why one file of about 1,000 lines: every test here drives the same oracle
+and the same two policies, E1 to E5 in rule order, each with its slow twin.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
+from conftest import Engine
 from oracle import (
     JOKER,
     all_three_tile_melds,
@@ -537,11 +543,13 @@ def actions_of(state: GameState) -> set[str]:
     return {state.describe(a) for a in oracle_legal_actions(state)}
 
 
-def test_b10_b11_natural_displaces_wild_to_either_end() -> None:
+def test_b10_b11_natural_displaces_wild_to_either_end(engine: Engine) -> None:
     """B10: red 3-4-★ (joker on 5) + red 5: the joker moves to 2 or 6 (a
     choice); B11: red 3-4-2r-6 (red 2 wild on 5) + red 5: the red 2 moving to
     position 2 becomes natural, so one option is the clean red 2-6."""
-    state = build_state([K("r", 5), K("k", 9), K("k", 10)], [run("r", 3, 5, JOKER, 5)], muerto_taken=False)
+    state = engine.table(
+        build_state([K("r", 5), K("k", 9), K("k", 10)], [run("r", 3, 5, JOKER, 5)], muerto_taken=False)
+    )
     outcomes = allowed_add_outcomes(state, 0, K("r", 5))
     assert outcomes == {
         canon([(JOKER, 2), (K("r", 3), 3), (K("r", 4), 4), (K("r", 5), 5)]),
@@ -549,7 +557,9 @@ def test_b10_b11_natural_displaces_wild_to_either_end() -> None:
     }
     assert_mask_equals_oracle(state, state.legal_mask())
     assert check_reachability(state, state.legal_mask()) > 0
-    state = build_state([K("r", 5), K("k", 9), K("k", 10)], [run("r", 3, 6, K("r", 2), 5)], muerto_taken=False)
+    state = engine.table(
+        build_state([K("r", 5), K("k", 9), K("k", 10)], [run("r", 3, 6, K("r", 2), 5)], muerto_taken=False)
+    )
     outcomes = allowed_add_outcomes(state, 0, K("r", 5))
     clean = canon([(K("r", n), n) for n in range(2, 7)])
     assert clean in outcomes and len(outcomes) == 2
@@ -562,62 +572,64 @@ def test_b10_b11_natural_displaces_wild_to_either_end() -> None:
     assert after.melds[0][0].clean
 
 
-def test_b6_b10_high_one_and_no_free_end() -> None:
+def test_b6_b10_high_one_and_no_free_end(engine: Engine) -> None:
     """B6/B10: red 12-13-★ (joker on 14) + red 1: the 1 takes position 14 and
     the joker goes to 11 (no end above 14); red 1..13 + red 2 as wild can go
     only on position 14."""
-    state = build_state([K("r", 1), K("k", 9), K("k", 10)], [run("r", 12, 14, JOKER, 14)], muerto_taken=False)
+    state = engine.table(
+        build_state([K("r", 1), K("k", 9), K("k", 10)], [run("r", 12, 14, JOKER, 14)], muerto_taken=False)
+    )
     assert allowed_add_outcomes(state, 0, K("r", 1)) == {
         canon([(JOKER, 11), (K("r", 12), 12), (K("r", 13), 13), (K("r", 1), 14)])
     }
     assert_mask_equals_oracle(state, state.legal_mask())
-    state = build_state([K("r", 2), K("k", 9), K("k", 10)], [run("r", 1, 13)], muerto_taken=False)
+    state = engine.table(build_state([K("r", 2), K("k", 9), K("k", 10)], [run("r", 1, 13)], muerto_taken=False))
     assert allowed_add_outcomes(state, 0, K("r", 2)) == {
         canon([*((K("r", n), n) for n in range(1, 14)), (K("r", 2), 14)])
     }
     assert_mask_equals_oracle(state, state.legal_mask())
 
 
-def test_b22_b23_e3_small_hands_after_the_muerto() -> None:
+def test_b22_b23_e3_small_hands_after_the_muerto(engine: Engine) -> None:
     """B23: muerto taken, no canasta: the hand may not be emptied, and (E3)
     a meld that leaves one tile is legal only if that tile then makes a
     canasta; B22: with a canasta the hand may be emptied (closing)."""
     six = run("k", 3, 8)  # black 3..8: a black 9 or 2 makes a canasta
     # hand: red 5,6,7 + black 9: melding red 5-6-7 leaves the black 9, which closes -> legal
-    state = build_state([K("r", 5), K("r", 6), K("r", 7), K("k", 9)], [six], muerto_taken=True)
+    state = engine.table(build_state([K("r", 5), K("r", 6), K("r", 7), K("k", 9)], [six], muerto_taken=True))
     meld = next(i for i, m in enumerate(PATTERNS) if m == run("r", 5, 7))
     assert A.meld_action(meld) in oracle_legal_actions(state)
     assert A.add_action(0, K("k", 9)) in oracle_legal_actions(state)  # leaves 3 tiles
     assert_mask_equals_oracle(state, state.legal_mask())
     # hand: red 5,6,7 + blue 11: the blue 11 cannot make a canasta -> the meld is illegal (E3)
-    state = build_state([K("r", 5), K("r", 6), K("r", 7), K("b", 11)], [six], muerto_taken=True)
+    state = engine.table(build_state([K("r", 5), K("r", 6), K("r", 7), K("b", 11)], [six], muerto_taken=True))
     assert A.meld_action(meld) not in oracle_legal_actions(state)
     assert_mask_equals_oracle(state, state.legal_mask())
     # two tiles, no canasta: discarding is fine (one left); adding the black 9
     # makes the canasta black 3..9, so the blue 11 left can be discarded to close
-    state = build_state([K("k", 9), K("b", 11)], [six], muerto_taken=True)
+    state = engine.table(build_state([K("k", 9), K("b", 11)], [six], muerto_taken=True))
     legal = oracle_legal_actions(state)
     assert legal == {A.discard_action(K("k", 9)), A.discard_action(K("b", 11)), A.add_action(0, K("k", 9))}
     assert_mask_equals_oracle(state, state.legal_mask())
     # black 3..7 (five tiles): adding the black 8 makes no canasta and leaves the
     # blue 11 stuck -> illegal (E3); with the muerto not taken it is fine (B20/B21)
     five = run("k", 3, 7)
-    state = build_state([K("k", 8), K("b", 11)], [five], muerto_taken=True)
+    state = engine.table(build_state([K("k", 8), K("b", 11)], [five], muerto_taken=True))
     legal = oracle_legal_actions(state)
     assert legal == {A.discard_action(K("k", 8)), A.discard_action(K("b", 11))}
     assert_mask_equals_oracle(state, state.legal_mask())
-    state = build_state([K("k", 8), K("b", 11)], [five], muerto_taken=False)
+    state = engine.table(build_state([K("k", 8), K("b", 11)], [five], muerto_taken=False))
     assert A.add_action(0, K("k", 8)) in oracle_legal_actions(state)
     assert_mask_equals_oracle(state, state.legal_mask())
     # with a canasta (B22): the last tile may be discarded or melded (closing)
-    state = build_state([K("k", 9), K("b", 11)], [run("k", 3, 9)], muerto_taken=True)
+    state = engine.table(build_state([K("k", 9), K("b", 11)], [run("k", 3, 9)], muerto_taken=True))
     legal = oracle_legal_actions(state)
     assert A.add_action(0, K("k", 10)) not in legal  # not held
     assert A.add_action(0, K("k", 9)) not in legal  # black 9 is already there: no place
     assert A.discard_action(K("b", 11)) in legal
     assert_mask_equals_oracle(state, state.legal_mask())
     # two tiles [black 10, black 2] with black 3..9 (a canasta): add the 10, then the 2 closes
-    state = build_state([K("k", 10), K("b", 2)], [run("k", 3, 9)], muerto_taken=True)
+    state = engine.table(build_state([K("k", 10), K("b", 2)], [run("k", 3, 9)], muerto_taken=True))
     assert_mask_equals_oracle(state, state.legal_mask())
     state.apply(A.add_action(0, K("k", 10)))
     assert_mask_equals_oracle(state, state.legal_mask())
@@ -630,25 +642,25 @@ def test_b22_b23_e3_small_hands_after_the_muerto() -> None:
     assert [s.to_dict() for s in state.hand_scores] == oracle_score(state)
 
 
-def test_b22_clean_canasta_rule_dirtying_the_only_canasta() -> None:
+def test_b22_clean_canasta_rule_dirtying_the_only_canasta(engine: Engine) -> None:
     """B22 with ``close_requires_clean_canasta`` (and E3): muerto taken, the
     only clean canasta black 3..9, hand [joker, blue 11]. Adding the joker
     dirties the canasta and leaves the blue 11, which can neither be discarded
     (B23: no clean canasta any more) nor melded: the player would be stuck, so
     the addition must be illegal."""
     rules = load_rules("burako", {"close_requires_clean_canasta": True})
-    state = build_state([JOKER, K("b", 11)], [run("k", 3, 9)], muerto_taken=True, rules=rules)
+    state = engine.table(build_state([JOKER, K("b", 11)], [run("k", 3, 9)], muerto_taken=True, rules=rules))
     assert A.add_action(0, JOKER) not in oracle_legal_actions(state)
     assert_mask_equals_oracle(state, state.legal_mask())
 
 
-def test_b22_clean_canasta_rule_no_closing_by_dirtying_it() -> None:
+def test_b22_clean_canasta_rule_no_closing_by_dirtying_it(engine: Engine) -> None:
     """B22 with ``close_requires_clean_canasta``: muerto taken, the only clean
     canasta black 3..9, hand [joker, black 10]. After adding the black 10 the
     hand is [joker]: discarding it closes (legal); adding it to the canasta
     would close with no clean canasta left, which B22/B23 forbid."""
     rules = load_rules("burako", {"close_requires_clean_canasta": True})
-    state = build_state([JOKER, K("k", 10)], [run("k", 3, 9)], muerto_taken=True, rules=rules)
+    state = engine.table(build_state([JOKER, K("k", 10)], [run("k", 3, 9)], muerto_taken=True, rules=rules))
     assert A.add_action(0, K("k", 10)) in oracle_legal_actions(state)
     state.apply(A.add_action(0, K("k", 10)))
     assert oracle_legal_actions(state) == {A.discard_action(JOKER)}

@@ -1,23 +1,45 @@
 """One scenario per rule of docs/rules.md Part 1 (B1-B28), preset ``burako``.
 
-Every test builds a small table with :func:`burako_env.scenario.build_state`
-and asserts the exact legal actions, the exact resulting melds, hands,
-phases and turns, and exact score breakdowns. Every expected score is
+Every rule test builds a small table with :func:`burako_env.scenario.build_state`
+(``engine.build``) and runs twice, on the readable engine and on the compiled
+core (the ``engine`` fixture of ``tests/conftest.py``), asserting the exact
+legal actions, the exact resulting melds, hands, phases and turns, and exact
+score breakdowns: the same expectations for both engines. Every expected score is
 computed by hand in the test (the arithmetic is in a comment); the engine's
 scoring is never called to produce an expectation.
 
 Tile values (B25): joker 50, any 2 20, 1 15, 8-13 10, 3-7 5.
+
+Why one file of about 900 lines: it is the rule sheet's Part 1 as tests, in
+rule order (B1 to B28), so a rule and its scenarios are found by its id.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import (
+    CHOOSE_HIGH,
+    CHOOSE_LOW,
+    CompiledTable,
+    Engine,
+    Table,
+    add,
+    breakdown,
+    discard,
+    legal,
+    legal_adds,
+    legal_discards,
+    legal_melds,
+    meld_of,
+    play,
+    rng,
+    scores,
+)
 
 from burako_env import actions as A
-from burako_env.actions import add_action, discard_action, meld_action
-from burako_env.engine import GameState, IllegalActionError, Phase
-from burako_env.melds import PATTERN_INDEX, PATTERNS, Meld, encode_meld
+from burako_env.engine import IllegalActionError, Phase
+from burako_env.melds import PATTERNS, encode_meld
 from burako_env.rules import RulesError, load_rules
 from burako_env.scenario import (
     build_state,
@@ -27,78 +49,8 @@ from burako_env.scenario import (
     pierna,
     run,
     tile,
-    tile_text,
     tiles,
 )
-from burako_env.tiles import NUM_KINDS
-
-CHOOSE_LOW = A.CHOOSE_BASE
-CHOOSE_HIGH = A.CHOOSE_BASE + 1
-
-# ----------------------------------------------------------------------------- helpers
-
-
-def rng(seed: int = 0) -> np.random.Generator:
-    return np.random.default_rng(seed)
-
-
-def legal(state: GameState) -> set[int]:
-    return set(state.legal_actions())
-
-
-def meld_of(meld: Meld) -> int:
-    """The MELD action of a 3-tile pattern."""
-    return meld_action(PATTERN_INDEX[meld])
-
-
-def add(slot: int, text: str) -> int:
-    return add_action(slot, tile(text))
-
-
-def discard(text: str) -> int:
-    return discard_action(tile(text))
-
-
-def legal_melds(state: GameState) -> set[Meld]:
-    return {PATTERNS[a - A.MELD_BASE] for a in legal(state) if A.MELD_BASE <= a < A.ADD_BASE}
-
-
-def legal_adds(state: GameState) -> set[tuple[int, str]]:
-    out = set()
-    for a in legal(state):
-        if a >= A.ADD_BASE:
-            slot, kind = divmod(a - A.ADD_BASE, NUM_KINDS)
-            out.add((slot, tile_text(kind)))
-    return out
-
-
-def legal_discards(state: GameState) -> set[str]:
-    return {tile_text(a - A.DISCARD_BASE) for a in legal(state) if A.DISCARD_BASE <= a < A.MELD_BASE}
-
-
-def play(state: GameState, *actions: int) -> GameState:
-    for action in actions:
-        state.apply(action)
-        state.check_conservation()  # E1 after every step
-    return state
-
-
-def scores(state: GameState) -> list[dict[str, int]]:
-    assert state.hand_scores is not None
-    return [s.to_dict() for s in state.hand_scores]
-
-
-def breakdown(melded: int, canasta: int, closing: int, hand: int, muerto: int) -> dict[str, int]:
-    """Expected ``SideScore.to_dict()``; ``hand`` and ``muerto`` as positive penalties."""
-    return {
-        "melded": melded,
-        "canasta_bonus": canasta,
-        "closing_bonus": closing,
-        "hand_penalty": -hand,
-        "muerto_penalty": -muerto,
-        "total": melded + canasta + closing - hand - muerto,
-    }
-
 
 # ----------------------------------------------------------------------------- the scenario builder
 
@@ -138,12 +90,26 @@ def test_scenario_errors_name_the_tile_or_field() -> None:
         build_state(melds={0: [run("K", 3, 3)]})
 
 
+def test_engine_fixture_compiled_table_never_answers_with_readable_logic() -> None:
+    """The ``[fast]`` runs read the compiled state back but never decide with
+    the readable engine: its deciding methods are refused by name."""
+    state = build_state(hands={0: "R3 R4 R5 K9"}, muerto_taken={0: True})
+    table = Engine("fast").table(state)
+    assert isinstance(table, CompiledTable)
+    assert hand_of(table, 0) == hand_of(state, 0) == "K9 R3 R4 R5"
+    assert table.legal_actions() == state.legal_actions()
+    for name in ("_compute_mask", "_apply_unchecked", "_end_hand", "determinize", "to_json"):
+        assert hasattr(state, name)
+        with pytest.raises(AttributeError, match=name):
+            getattr(table, name)
+
+
 # ----------------------------------------------------------------------------- B1-B5 tiles and deal
 
 
-def test_b1_full_set_is_106_tiles_of_53_kinds() -> None:
+def test_b1_full_set_is_106_tiles_of_53_kinds(engine: Engine) -> None:
     for n in (2, 4):
-        state = GameState.new_game(rng(1), "burako", n)
+        state = engine.new_game(rng(1), "burako", n)
         assert state.tile_counts().tolist() == [2] * 53  # 52 numbered kinds and the joker, 2 of each
         assert int(state.tile_counts().sum()) == 106
 
@@ -156,39 +122,39 @@ def test_b1_there_is_no_third_copy_of_a_tile() -> None:
 
 
 @pytest.mark.parametrize("wild", ["*", "K2", "R2", "B2", "Y2"])
-def test_b2_jokers_and_every_two_are_wild(wild: str) -> None:
-    state = build_state(hands={0: f"K5 K6 {wild} Y9"})
+def test_b2_jokers_and_every_two_are_wild(engine: Engine, wild: str) -> None:
+    state = engine.build(hands={0: f"K5 K6 {wild} Y9"})
     # the wild stands for black 4 or black 7
     assert legal_melds(state) == {run("K", 4, 6, wild=wild, at=4), run("K", 5, 7, wild=wild, at=7)}
 
 
-def test_b2_a_three_is_not_wild() -> None:
-    state = build_state(hands={0: "K5 K6 R3 Y9"})
+def test_b2_a_three_is_not_wild(engine: Engine) -> None:
+    state = engine.build(hands={0: "K5 K6 R3 Y9"})
     assert legal_melds(state) == set()
 
 
-def test_b3_four_players_two_partnerships_play_passes_left() -> None:
-    state = build_state(4, hands={0: "K9 K10", 1: "R9 R10", 2: "B9 B10", 3: "Y9 Y10"}, current=3, mano=3)
+def test_b3_four_players_two_partnerships_play_passes_left(engine: Engine) -> None:
+    state = engine.build(4, hands={0: "K9 K10", 1: "R9 R10", 2: "B9 B10", 3: "Y9 Y10"}, current=3, mano=3)
     assert state.side_of == (0, 1, 0, 1)
     play(state, discard("Y9"))
     assert (state.current, state.phase) == (0, Phase.DRAW)  # seat 3 -> seat 0
 
 
-def test_b3_two_players_alternate() -> None:
-    state = build_state(2, hands={0: "K9 K10", 1: "R9 R10"}, current=1)
+def test_b3_two_players_alternate(engine: Engine) -> None:
+    state = engine.build(2, hands={0: "K9 K10", 1: "R9 R10"}, current=1)
     assert state.side_of == (0, 1)
     play(state, discard("R9"))
     assert (state.current, state.phase) == (0, Phase.DRAW)
 
 
-def test_b3_only_two_or_four_players() -> None:
+def test_b3_only_two_or_four_players(engine: Engine) -> None:
     for n in (1, 3, 5):
         with pytest.raises(RulesError, match=f"num_players={n}"):
-            GameState.new_game(rng(), "burako", n)
+            engine.new_game(rng(), "burako", n)
 
 
-def test_b4_deal_two_players() -> None:
-    state = GameState.new_game(rng(3), "burako", 2)
+def test_b4_deal_two_players(engine: Engine) -> None:
+    state = engine.new_game(rng(3), "burako", 2)
     mano, other = state.mano, 1 - state.mano
     # 12 each; the mano has already drawn his privilege tile (B17)
     assert state.hand_size[other] == 12
@@ -199,8 +165,8 @@ def test_b4_deal_two_players() -> None:
     assert state.pile == []
 
 
-def test_b4_deal_four_players() -> None:
-    state = GameState.new_game(rng(3), "burako", 4)
+def test_b4_deal_four_players(engine: Engine) -> None:
+    state = engine.new_game(rng(3), "burako", 4)
     expected = [11, 11, 11, 11]
     expected[state.mano] += 1  # the privilege tile
     assert state.hand_size == expected
@@ -209,36 +175,36 @@ def test_b4_deal_four_players() -> None:
     assert state.pile == []
 
 
-def test_b4_deal_without_the_privilege_draw() -> None:
+def test_b4_deal_without_the_privilege_draw(engine: Engine) -> None:
     rules = load_rules("burako", {"mano_privilege": False})
-    state = GameState.new_game(rng(3), rules, 2)
+    state = engine.new_game(rng(3), rules, 2)
     assert state.hand_size == [12, 12]
     assert len(state.stock) == 60
     assert state.phase == Phase.DRAW
-    state = GameState.new_game(rng(3), rules, 4)
+    state = engine.new_game(rng(3), rules, 4)
     assert state.hand_size == [11, 11, 11, 11]
     assert len(state.stock) == 40
 
 
-def test_b5_first_mano_is_drawn_from_the_seed() -> None:
+def test_b5_first_mano_is_drawn_from_the_seed(engine: Engine) -> None:
     for n in (2, 4):
-        manos = [GameState.new_game(rng(seed), "burako", n).mano for seed in range(40)]
-        assert manos == [GameState.new_game(rng(seed), "burako", n).mano for seed in range(40)]
+        manos = [engine.new_game(rng(seed), "burako", n).mano for seed in range(40)]
+        assert manos == [engine.new_game(rng(seed), "burako", n).mano for seed in range(40)]
         assert set(manos) == set(range(n))
-        state = GameState.new_game(rng(5), "burako", n)
+        state = engine.new_game(rng(5), "burako", n)
         assert (state.current, state.phase) == (state.mano, Phase.PRIVILEGE)
 
 
-def _closing_table(num_players: int, mano: int) -> GameState:
+def _closing_table(engine: Engine, num_players: int, mano: int) -> Table:
     """Side 0 has its muerto and a canasta; player 0 closes by discarding K13."""
     hands = {p: f"Y{3 + p}" for p in range(1, num_players)}
     hands[0] = "K13"
-    return build_state(num_players, hands=hands, melds={0: [run("K", 3, 9)]}, muerto_taken={0: True}, mano=mano)
+    return engine.build(num_players, hands=hands, melds={0: [run("K", 3, 9)]}, muerto_taken={0: True}, mano=mano)
 
 
-def test_b5_mano_passes_left_each_hand() -> None:
+def test_b5_mano_passes_left_each_hand(engine: Engine) -> None:
     for num_players, mano, next_mano in ((2, 1, 0), (4, 3, 0), (4, 1, 2)):
-        state = play(_closing_table(num_players, mano), discard("K13"))
+        state = play(_closing_table(engine, num_players, mano), discard("K13"))
         assert state.end_reason == "closed"
         state.next_hand(rng(9))
         assert (state.mano, state.current, state.hand_number) == (next_mano, next_mano, 1)
@@ -248,29 +214,29 @@ def test_b5_mano_passes_left_each_hand() -> None:
 # ----------------------------------------------------------------------------- B6-B14 melds
 
 
-def test_b6_run_of_one_colour_and_1_low_or_high() -> None:
-    assert legal_melds(build_state(hands={0: "R12 R13 R1 Y9"})) == {run("R", 12, 14)}  # 12-13-1
-    assert legal_melds(build_state(hands={0: "K3 K4 K5 Y9"})) == {run("K", 3, 5)}
-    assert legal_melds(build_state(hands={0: "K3 R4 K5 Y9"})) == set()  # two colours
+def test_b6_run_of_one_colour_and_1_low_or_high(engine: Engine) -> None:
+    assert legal_melds(engine.build(hands={0: "R12 R13 R1 Y9"})) == {run("R", 12, 14)}  # 12-13-1
+    assert legal_melds(engine.build(hands={0: "K3 K4 K5 Y9"})) == {run("K", 3, 5)}
+    assert legal_melds(engine.build(hands={0: "K3 R4 K5 Y9"})) == set()  # two colours
 
 
-def test_b6_13_1_2_is_not_a_run() -> None:
+def test_b6_13_1_2_is_not_a_run(engine: Engine) -> None:
     # R13 R1 R2: the only meld is 12-13-1 with the red 2 as a wild for the 12
-    state = build_state(hands={0: "R13 R1 R2 Y9"})
+    state = engine.build(hands={0: "R13 R1 R2 Y9"})
     assert legal_melds(state) == {run("R", 12, 14, wild="R2", at=12)}
     # a 2 never goes after the high 1: on 12-13-1 it can only be a wild at 11
-    state = build_state(hands={0: "R2 R3 Y9"}, melds={0: [run("R", 12, 14)]})
+    state = engine.build(hands={0: "R2 R3 Y9"}, melds={0: [run("R", 12, 14)]})
     assert legal_adds(state) == {(0, "R2")}
     play(state, add(0, "R2"))
     assert state.melds[0] == [run("R", 11, 14, wild="R2", at=11)]
     assert not state.melds[0][0].clean
     # and nothing goes below the low 1
-    state = build_state(hands={0: "R13 R4 Y9"}, melds={0: [run("R", 1, 3)]})
+    state = engine.build(hands={0: "R13 R4 Y9"}, melds={0: [run("R", 1, 3)]})
     assert legal_adds(state) == {(0, "R4")}
 
 
-def test_b6_longest_run_is_1_to_1() -> None:
-    state = build_state(hands={0: "R1 * Y5 Y6"}, melds={0: [run("R", 1, 13)]})
+def test_b6_longest_run_is_1_to_1(engine: Engine) -> None:
+    state = engine.build(hands={0: "R1 * Y5 Y6"}, melds={0: [run("R", 1, 13)]})
     assert legal_adds(state) == {(0, "R1"), (0, "*")}
     play(state, add(0, "R1"))  # the second red 1 can only go high (position 14)
     assert state.phase == Phase.PLAY
@@ -280,8 +246,8 @@ def test_b6_longest_run_is_1_to_1() -> None:
     assert hand_of(state, 0) == "Y5 Y6 *"
 
 
-def test_b6_a_1_that_fits_both_ends_is_the_players_choice() -> None:
-    state = build_state(hands={0: "R1 Y5 Y6"}, melds={0: [run("R", 2, 13)]})
+def test_b6_a_1_that_fits_both_ends_is_the_players_choice(engine: Engine) -> None:
+    state = engine.build(hands={0: "R1 Y5 Y6"}, melds={0: [run("R", 2, 13)]})
     play(state, add(0, "R1"))
     assert state.phase == Phase.CHOOSE_END
     assert legal(state) == {CHOOSE_LOW, CHOOSE_HIGH}
@@ -294,56 +260,56 @@ def test_b6_a_1_that_fits_both_ends_is_the_players_choice() -> None:
     assert hand_of(low, 0) == hand_of(high, 0) == "Y5 Y6"
 
 
-def test_b7_sets_allow_repeated_colours() -> None:
-    state = build_state(hands={0: "R9 R9 K9 Y5"})
+def test_b7_sets_allow_repeated_colours(engine: Engine) -> None:
+    state = engine.build(hands={0: "R9 R9 K9 Y5"})
     assert legal_melds(state) == {pierna(9, "R R K")}
     play(state, meld_of(pierna(9, "R R K")))
     assert state.melds[0] == [pierna(9, "R R K")]
     assert hand_of(state, 0) == "Y5"
     # two naturals of one colour and a wild
-    assert legal_melds(build_state(hands={0: "R9 R9 * Y5"})) == {pierna(9, "R R", wild="*")}
+    assert legal_melds(engine.build(hands={0: "R9 R9 * Y5"})) == {pierna(9, "R R", wild="*")}
 
 
-def test_b7_sets_have_no_upper_size() -> None:
-    state = build_state(hands={0: "Y9 * Y5 Y6"}, melds={0: [pierna(9, "R R K K B B Y")]})
+def test_b7_sets_have_no_upper_size(engine: Engine) -> None:
+    state = engine.build(hands={0: "Y9 * Y5 Y6"}, melds={0: [pierna(9, "R R K K B B Y")]})
     assert legal_adds(state) == {(0, "Y9"), (0, "*")}
     play(state, add(0, "Y9"), add(0, "*"))
     assert state.melds[0] == [pierna(9, "K K R R B B Y Y", wild="*")]
     assert state.melds[0][0].length == 9
 
 
-def test_b7_no_sets_of_twos_or_of_jokers() -> None:
-    state = build_state(hands={0: "K2 R2 B2 Y2 * *"})
+def test_b7_no_sets_of_twos_or_of_jokers(engine: Engine) -> None:
+    state = engine.build(hands={0: "K2 R2 B2 Y2 * *"})
     assert legal_melds(state) == set()
     assert not any(m.number == 2 for m in PATTERNS if not m.is_run)
     with pytest.raises(ValueError, match="not a valid meld"):
-        build_state(melds={0: [pierna(2, "K R B")]})
+        engine.build(melds={0: [pierna(2, "K R B")]})
 
 
-def test_b8_one_wild_and_two_naturals_at_least() -> None:
+def test_b8_one_wild_and_two_naturals_at_least(engine: Engine) -> None:
     # K5 + two wilds is no meld; K5 K6 + one wild is, with either wild
-    assert legal_melds(build_state(hands={0: "K5 * K2 Y9"})) == set()
-    assert legal_melds(build_state(hands={0: "K5 K6 * R2 Y9"})) == {
+    assert legal_melds(engine.build(hands={0: "K5 * K2 Y9"})) == set()
+    assert legal_melds(engine.build(hands={0: "K5 K6 * R2 Y9"})) == {
         run("K", 4, 6, wild="*", at=4),
         run("K", 5, 7, wild="*", at=7),
         run("K", 4, 6, wild="R2", at=4),
         run("K", 5, 7, wild="R2", at=7),
     }
     with pytest.raises(ValueError, match="not a valid meld"):
-        build_state(melds={0: [pierna(9, "R", wild="*")]})
+        engine.build(melds={0: [pierna(9, "R", wild="*")]})
 
 
-def test_b8_a_second_wild_cannot_be_added() -> None:
-    state = build_state(
+def test_b8_a_second_wild_cannot_be_added(engine: Engine) -> None:
+    state = engine.build(
         hands={0: "R2 * K8 B9"},
         melds={0: [run("K", 5, 7, wild="*", at=7), pierna(9, "R K", wild="K2")]},
     )
     assert legal_adds(state) == {(0, "K8"), (1, "B9")}
 
 
-def test_b9_own_colour_two_on_position_two_is_natural() -> None:
-    assert legal_melds(build_state(hands={0: "R1 R2 R3 Y9"})) == {run("R", 1, 3)}
-    state = build_state(hands={0: "R1 R2 R3 Y9 *"})
+def test_b9_own_colour_two_on_position_two_is_natural(engine: Engine) -> None:
+    assert legal_melds(engine.build(hands={0: "R1 R2 R3 Y9"})) == {run("R", 1, 3)}
+    state = engine.build(hands={0: "R1 R2 R3 Y9 *"})
     play(state, meld_of(run("R", 1, 3)))
     assert state.melds[0][0].clean
     assert state.melds[0][0].wild_kind == -1
@@ -353,16 +319,16 @@ def test_b9_own_colour_two_on_position_two_is_natural() -> None:
     assert state.melds[0] == [run("R", 1, 4, wild="*", at=4)]
 
 
-def test_b9_a_two_anywhere_else_is_wild() -> None:
-    assert legal_melds(build_state(hands={0: "R1 K2 R3 Y9"})) == {run("R", 1, 3, wild="K2", at=2)}
-    assert legal_melds(build_state(hands={0: "R4 R5 R2 Y9"})) == {
+def test_b9_a_two_anywhere_else_is_wild(engine: Engine) -> None:
+    assert legal_melds(engine.build(hands={0: "R1 K2 R3 Y9"})) == {run("R", 1, 3, wild="K2", at=2)}
+    assert legal_melds(engine.build(hands={0: "R4 R5 R2 Y9"})) == {
         run("R", 3, 5, wild="R2", at=3),
         run("R", 4, 6, wild="R2", at=6),
     }
 
 
-def test_b9_own_colour_two_added_next_to_the_3_is_natural_or_a_wild_at_the_top() -> None:
-    state = build_state(hands={0: "R2 Y9 Y10"}, melds={0: [run("R", 3, 5)]})
+def test_b9_own_colour_two_added_next_to_the_3_is_natural_or_a_wild_at_the_top(engine: Engine) -> None:
+    state = engine.build(hands={0: "R2 Y9 Y10"}, melds={0: [run("R", 3, 5)]})
     play(state, add(0, "R2"))
     assert legal(state) == {CHOOSE_LOW, CHOOSE_HIGH}
     low, high = state.clone(), state.clone()
@@ -374,8 +340,8 @@ def test_b9_own_colour_two_added_next_to_the_3_is_natural_or_a_wild_at_the_top()
     assert not high.melds[0][0].clean
 
 
-def test_b9_clean_canasta_with_the_red_two() -> None:
-    state = build_state(hands={0: "Y9", 1: "K13"}, melds={0: [run("R", 1, 7)]}, muerto_taken={0: True, 1: True})
+def test_b9_clean_canasta_with_the_red_two(engine: Engine) -> None:
+    state = engine.build(hands={0: "Y9", 1: "K13"}, melds={0: [run("R", 1, 7)]}, muerto_taken={0: True, 1: True})
     play(state, discard("Y9"))
     assert state.end_reason == "closed"
     # melded R1 15 + R2 20 + R3..R7 5*5 = 60; clean canasta 200; closing 100
@@ -383,8 +349,8 @@ def test_b9_clean_canasta_with_the_red_two() -> None:
     assert scores(state) == [breakdown(60, 200, 100, 0, 0), breakdown(0, 0, 0, 10, 0)]
 
 
-def test_b10_natural_replaces_wild_which_moves_to_either_end() -> None:
-    state = build_state(hands={0: "K5 R9 R11"}, melds={0: [run("K", 4, 6, wild="*", at=5)]})
+def test_b10_natural_replaces_wild_which_moves_to_either_end(engine: Engine) -> None:
+    state = engine.build(hands={0: "K5 R9 R11"}, melds={0: [run("K", 4, 6, wild="*", at=5)]})
     assert legal_adds(state) == {(0, "K5")}
     play(state, add(0, "K5"))
     assert state.phase == Phase.CHOOSE_END
@@ -400,22 +366,22 @@ def test_b10_natural_replaces_wild_which_moves_to_either_end() -> None:
         assert hand_of(s, 0) == "R9 R11"
 
 
-def test_b10_wild_does_not_move_below_1() -> None:
-    state = build_state(hands={0: "K3 R9 R11"}, melds={0: [run("K", 1, 3, wild="*", at=3)]})
+def test_b10_wild_does_not_move_below_1(engine: Engine) -> None:
+    state = engine.build(hands={0: "K3 R9 R11"}, melds={0: [run("K", 1, 3, wild="*", at=3)]})
     play(state, add(0, "K3"))
     assert state.phase == Phase.PLAY  # only the high end exists: no choice
     assert state.melds[0] == [run("K", 1, 4, wild="*", at=4)]
 
 
-def test_b10_wild_does_not_move_above_14() -> None:
-    state = build_state(hands={0: "K13 R9 R11"}, melds={0: [run("K", 12, 14, wild="*", at=13)]})
+def test_b10_wild_does_not_move_above_14(engine: Engine) -> None:
+    state = engine.build(hands={0: "K13 R9 R11"}, melds={0: [run("K", 12, 14, wild="*", at=13)]})
     play(state, add(0, "K13"))
     assert state.phase == Phase.PLAY
     assert state.melds[0] == [run("K", 11, 14, wild="*", at=11)]
 
 
-def test_b10_no_free_end_no_replacement() -> None:
-    state = build_state(hands={0: "K7 R9"}, melds={0: [run("K", 1, 14, wild="*", at=7)]})
+def test_b10_no_free_end_no_replacement(engine: Engine) -> None:
+    state = engine.build(hands={0: "K7 R9"}, melds={0: [run("K", 1, 14, wild="*", at=7)]})
     assert legal_adds(state) == set()
     assert not state.is_legal(add(0, "K7"))
     with pytest.raises(IllegalActionError):
@@ -423,8 +389,8 @@ def test_b10_no_free_end_no_replacement() -> None:
     assert state.melds[0] == [run("K", 1, 14, wild="*", at=7)]
 
 
-def test_b11_two_moved_onto_position_two_becomes_natural() -> None:
-    state = build_state(hands={0: "R4 * Y9"}, melds={0: [run("R", 3, 5, wild="R2", at=4)]})
+def test_b11_two_moved_onto_position_two_becomes_natural(engine: Engine) -> None:
+    state = engine.build(hands={0: "R4 * Y9"}, melds={0: [run("R", 3, 5, wild="R2", at=4)]})
     play(state, add(0, "R4"))
     assert legal(state) == {CHOOSE_LOW, CHOOSE_HIGH}
     low, high = state.clone(), state.clone()
@@ -438,8 +404,8 @@ def test_b11_two_moved_onto_position_two_becomes_natural() -> None:
     assert (0, "*") not in legal_adds(high)
 
 
-def test_b11_run_cleaned_by_the_move_scores_as_clean_canasta() -> None:
-    state = build_state(
+def test_b11_run_cleaned_by_the_move_scores_as_clean_canasta(engine: Engine) -> None:
+    state = engine.build(
         hands={0: "R5 K9", 1: "Y9 Y9"},
         melds={0: [run("R", 3, 8, wild="R2", at=5)]},  # R3 R4 R2 R6 R7 R8
         muerto_taken={0: True},
@@ -455,8 +421,8 @@ def test_b11_run_cleaned_by_the_move_scores_as_clean_canasta() -> None:
     assert state.match_scores == [355, -120]
 
 
-def test_b12_replaced_wild_stays_in_the_meld() -> None:
-    state = build_state(
+def test_b12_replaced_wild_stays_in_the_meld(engine: Engine) -> None:
+    state = engine.build(
         hands={0: "K5 R9 R11"},
         melds={0: [run("K", 4, 6, wild="*", at=5), run("B", 7, 9)]},
     )
@@ -475,15 +441,15 @@ def test_b12_replaced_wild_stays_in_the_meld() -> None:
             assert state.hands[0, kind] > 0
 
 
-def test_b13_no_additions_to_the_opponents_melds() -> None:
-    state = build_state(hands={0: "K6 R6 Y9"}, melds={0: [run("K", 3, 5)], 1: [run("R", 3, 5)]})
+def test_b13_no_additions_to_the_opponents_melds(engine: Engine) -> None:
+    state = engine.build(hands={0: "K6 R6 Y9"}, melds={0: [run("K", 3, 5)], 1: [run("R", 3, 5)]})
     assert legal_adds(state) == {(0, "K6")}  # slot 0 is side 0's own meld
     play(state, add(0, "K6"))
     assert state.melds == [[run("K", 3, 6)], [run("R", 3, 5)]]
 
 
-def test_b13_partners_share_their_melds() -> None:
-    state = build_state(
+def test_b13_partners_share_their_melds(engine: Engine) -> None:
+    state = engine.build(
         4,
         hands={0: "Y3", 1: "Y4", 2: "R6 K6 Y9", 3: "Y5"},
         melds={0: [run("R", 3, 5)], 1: [run("K", 3, 5)]},
@@ -494,8 +460,8 @@ def test_b13_partners_share_their_melds() -> None:
     assert state.melds == [[run("R", 3, 6)], [run("K", 3, 5)]]
 
 
-def test_b14_canasta_classes_and_bonuses() -> None:
-    state = build_state(
+def test_b14_canasta_classes_and_bonuses(engine: Engine) -> None:
+    state = engine.build(
         hands={0: "R13", 1: "B13"},
         melds={0: [run("K", 3, 9), pierna(10, "R R K K B B", wild="*"), run("Y", 3, 8)]},
         muerto_taken={0: True},
@@ -509,8 +475,8 @@ def test_b14_canasta_classes_and_bonuses() -> None:
     assert scores(state) == [breakdown(190, 300, 100, 0, 0), breakdown(0, 0, 0, 10, 100)]
 
 
-def test_b14_class_is_the_state_at_the_end_of_the_hand() -> None:
-    state = build_state(hands={0: "* R13", 1: "B13"}, melds={0: [run("K", 3, 9)]}, muerto_taken={0: True, 1: True})
+def test_b14_class_is_the_state_at_the_end_of_the_hand(engine: Engine) -> None:
+    state = engine.build(hands={0: "* R13", 1: "B13"}, melds={0: [run("K", 3, 9)]}, muerto_taken={0: True, 1: True})
     play(state, add(0, "*"))
     assert legal(state) == {CHOOSE_LOW, CHOOSE_HIGH}
     play(state, CHOOSE_HIGH, discard("R13"))
@@ -522,8 +488,8 @@ def test_b14_class_is_the_state_at_the_end_of_the_hand() -> None:
 # ----------------------------------------------------------------------------- B15-B18 the turn
 
 
-def test_b15_turn_is_draw_melds_discard() -> None:
-    state = build_state(
+def test_b15_turn_is_draw_melds_discard(engine: Engine) -> None:
+    state = engine.build(
         hands={0: "R3 R4 R5 K9 K9 B6", 1: "Y5"},
         melds={0: [run("B", 3, 5)]},
         stock="R6 K1",
@@ -545,8 +511,8 @@ def test_b15_turn_is_draw_melds_discard() -> None:
     assert state.stock[-1] == tile("K1")
 
 
-def test_b16_draw_takes_the_whole_pile() -> None:
-    state = build_state(hands={0: "B3 B4", 1: "Y5"}, pile="K5 R9 Y1", phase=Phase.DRAW)
+def test_b16_draw_takes_the_whole_pile(engine: Engine) -> None:
+    state = engine.build(hands={0: "B3 B4", 1: "Y5"}, pile="K5 R9 Y1", phase=Phase.DRAW)
     stock_size = len(state.stock)
     assert legal(state) == {A.DRAW_STOCK, A.TAKE_PILE}  # even though Y1 fits no meld
     play(state, A.TAKE_PILE)
@@ -558,8 +524,8 @@ def test_b16_draw_takes_the_whole_pile() -> None:
     assert state.phase == Phase.PLAY
 
 
-def test_b16_empty_pile_cannot_be_taken() -> None:
-    state = build_state(hands={0: "B3 B4", 1: "Y5"}, stock="K7", phase=Phase.DRAW)
+def test_b16_empty_pile_cannot_be_taken(engine: Engine) -> None:
+    state = engine.build(hands={0: "B3 B4", 1: "Y5"}, stock="K7", phase=Phase.DRAW)
     assert legal(state) == {A.DRAW_STOCK}
     with pytest.raises(IllegalActionError):
         state.apply(A.TAKE_PILE)
@@ -567,8 +533,8 @@ def test_b16_empty_pile_cannot_be_taken() -> None:
     assert hand_of(state, 0) == "K7 B3 B4"
 
 
-def _privilege_table() -> GameState:
-    return build_state(
+def _privilege_table(engine: Engine) -> Table:
+    return engine.build(
         hands={0: "K3 K4 K9 B7", 1: "Y5 Y6"},
         stock="Y13 R1",
         phase=Phase.PRIVILEGE,
@@ -578,8 +544,8 @@ def _privilege_table() -> GameState:
     )
 
 
-def test_b17_mano_keeps_the_privilege_tile() -> None:
-    state = _privilege_table()
+def test_b17_mano_keeps_the_privilege_tile(engine: Engine) -> None:
+    state = _privilege_table(engine)
     assert legal(state) == {A.KEEP, A.REJECT}
     play(state, A.KEEP)
     assert (state.phase, state.current, state.privilege_tile) == (Phase.PLAY, 0, -1)
@@ -588,8 +554,8 @@ def test_b17_mano_keeps_the_privilege_tile() -> None:
     assert state.stock[-1] == tile("Y13")
 
 
-def test_b17_mano_rejects_the_tile_which_starts_the_pile() -> None:
-    state = _privilege_table()
+def test_b17_mano_rejects_the_tile_which_starts_the_pile(engine: Engine) -> None:
+    state = _privilege_table(engine)
     play(state, A.REJECT)
     assert state.pile == [tile("B7")]
     assert hand_of(state, 0) == "K3 K4 K9 Y13"  # the second draw is kept: no second choice
@@ -604,8 +570,8 @@ def test_b17_mano_rejects_the_tile_which_starts_the_pile() -> None:
     assert hand_of(state, 1) == canonical("Y5 Y6 B7 K9")
 
 
-def test_b17_new_hand_starts_with_the_privilege() -> None:
-    state = GameState.new_game(rng(11), "burako", 2)
+def test_b17_new_hand_starts_with_the_privilege(engine: Engine) -> None:
+    state = engine.new_game(rng(11), "burako", 2)
     assert state.phase == Phase.PRIVILEGE
     assert legal(state) == {A.KEEP, A.REJECT}
     drawn = state.privilege_tile
@@ -619,8 +585,8 @@ def test_b17_new_hand_starts_with_the_privilege() -> None:
     assert state.hands[state.mano].tolist() == expected.tolist()
 
 
-def test_b18_any_tile_may_be_discarded_wilds_included() -> None:
-    state = build_state(hands={0: "* K2 R9", 1: "Y5"})
+def test_b18_any_tile_may_be_discarded_wilds_included(engine: Engine) -> None:
+    state = engine.build(hands={0: "* K2 R9", 1: "Y5"})
     assert legal_discards(state) == {"*", "K2", "R9"}
     play(state, discard("*"))
     assert state.pile == [tile("*")]
@@ -631,14 +597,14 @@ def test_b18_any_tile_may_be_discarded_wilds_included() -> None:
 # ----------------------------------------------------------------------------- B19-B24 muerto, going out, stock
 
 
-def test_b19_one_muerto_per_side() -> None:
-    assert [len(m) for m in GameState.new_game(rng(2), "burako", 2).muertos] == [11, 11]  # one per player
-    assert [len(m) for m in GameState.new_game(rng(2), "burako", 4).muertos] == [11, 11]  # one per team
+def test_b19_one_muerto_per_side(engine: Engine) -> None:
+    assert [len(m) for m in engine.new_game(rng(2), "burako", 2).muertos] == [11, 11]  # one per player
+    assert [len(m) for m in engine.new_game(rng(2), "burako", 4).muertos] == [11, 11]  # one per team
 
 
-def test_b19_team_takes_one_muerto_partner_cannot_take_a_second() -> None:
+def test_b19_team_takes_one_muerto_partner_cannot_take_a_second(engine: Engine) -> None:
     muerto0 = "K1 K3 K4 K5 B9 B9 B10 Y11 Y12 Y13 R13"
-    state = build_state(
+    state = engine.build(
         4,
         hands={0: "R9", 1: "Y3 Y4", 2: "K9 K10 K11", 3: "Y5"},
         muertos={0: muerto0},
@@ -659,8 +625,8 @@ def test_b19_team_takes_one_muerto_partner_cannot_take_a_second() -> None:
     assert legal_discards(state) == {"K9", "K10", "K11", "K12"}
 
 
-def test_b19_in_two_players_each_takes_his_own() -> None:
-    state = build_state(hands={0: "Y3 Y4", 1: "R9"}, muertos={1: "K1 K3 K4 K5 B9 B9 B10 Y11 Y12 Y13 R13"}, current=1)
+def test_b19_in_two_players_each_takes_his_own(engine: Engine) -> None:
+    state = engine.build(hands={0: "Y3 Y4", 1: "R9"}, muertos={1: "K1 K3 K4 K5 B9 B9 B10 Y11 Y12 Y13 R13"}, current=1)
     muerto0 = list(state.muertos[0])
     play(state, discard("R9"))
     assert state.muerto_taken == [False, True]
@@ -671,8 +637,8 @@ def test_b19_in_two_players_each_takes_his_own() -> None:
 MUERTO = "K1 K3 K4 K5 B9 B9 B10 Y11 Y12 Y13 *"
 
 
-def test_b20_direct_take_by_melding_goes_on_with_the_turn() -> None:
-    state = build_state(hands={0: "R3 R4 R5", 1: "Y5"}, muertos={0: MUERTO})
+def test_b20_direct_take_by_melding_goes_on_with_the_turn(engine: Engine) -> None:
+    state = engine.build(hands={0: "R3 R4 R5", 1: "Y5"}, muertos={0: MUERTO})
     play(state, meld_of(run("R", 3, 5)))
     assert hand_of(state, 0) == canonical(MUERTO)
     assert state.hand_size[0] == 11
@@ -685,16 +651,16 @@ def test_b20_direct_take_by_melding_goes_on_with_the_turn() -> None:
     assert (state.current, state.phase) == (1, Phase.DRAW)
 
 
-def test_b20_direct_take_by_adding() -> None:
-    state = build_state(hands={0: "R6", 1: "Y5"}, melds={0: [run("R", 3, 5)]}, muertos={0: MUERTO})
+def test_b20_direct_take_by_adding(engine: Engine) -> None:
+    state = engine.build(hands={0: "R6", 1: "Y5"}, melds={0: [run("R", 3, 5)]}, muertos={0: MUERTO})
     play(state, add(0, "R6"))
     assert state.melds[0] == [run("R", 3, 6)]
     assert hand_of(state, 0) == canonical(MUERTO)
     assert (state.phase, state.current) == (Phase.PLAY, 0)
 
 
-def test_b21_indirect_take_by_discarding_played_next_turn() -> None:
-    state = build_state(hands={0: "R9", 1: "Y5 Y6"}, muertos={0: MUERTO}, stock="K13 R12")
+def test_b21_indirect_take_by_discarding_played_next_turn(engine: Engine) -> None:
+    state = engine.build(hands={0: "R9", 1: "Y5 Y6"}, muertos={0: MUERTO}, stock="K13 R12")
     play(state, discard("R9"))
     assert hand_of(state, 0) == canonical(MUERTO)
     assert state.muerto_taken == [True, False]
@@ -708,8 +674,8 @@ def test_b21_indirect_take_by_discarding_played_next_turn() -> None:
     assert meld_of(run("K", 3, 5)) in legal(state)
 
 
-def test_b22_close_by_melding() -> None:
-    state = build_state(
+def test_b22_close_by_melding(engine: Engine) -> None:
+    state = engine.build(
         hands={0: "R3 R4 R5", 1: "Y9 Y10"},
         melds={0: [run("K", 3, 9)]},
         muerto_taken={0: True},
@@ -723,8 +689,8 @@ def test_b22_close_by_melding() -> None:
     assert state.match_scores == [360, -120]
 
 
-def test_b22_close_by_discarding() -> None:
-    state = build_state(hands={0: "R3", 1: "Y9 Y10"}, melds={0: [run("K", 3, 9)]}, muerto_taken={0: True})
+def test_b22_close_by_discarding(engine: Engine) -> None:
+    state = engine.build(hands={0: "R3", 1: "Y9 Y10"}, melds={0: [run("K", 3, 9)]}, muerto_taken={0: True})
     play(state, discard("R3"))
     assert (state.phase, state.end_reason, state.closer) == (Phase.HAND_OVER, "closed", 0)
     assert state.pile == [tile("R3")]
@@ -732,8 +698,8 @@ def test_b22_close_by_discarding() -> None:
     assert scores(state) == [breakdown(45, 200, 100, 0, 0), breakdown(0, 0, 0, 20, 100)]
 
 
-def test_b22_partner_closes_for_the_team() -> None:
-    state = build_state(
+def test_b22_partner_closes_for_the_team(engine: Engine) -> None:
+    state = engine.build(
         4,
         hands={0: "K13", 1: "Y3", 2: "R3", 3: "Y4"},
         melds={0: [run("K", 3, 9)]},
@@ -746,19 +712,19 @@ def test_b22_partner_closes_for_the_team() -> None:
     assert scores(state) == [breakdown(45, 200, 100, 10, 0), breakdown(0, 0, 0, 10, 100)]
 
 
-def test_b23_no_emptying_the_hand_without_a_canasta() -> None:
-    state = build_state(hands={0: "R3 R4 R5", 1: "Y5"}, muerto_taken={0: True})
+def test_b23_no_emptying_the_hand_without_a_canasta(engine: Engine) -> None:
+    state = engine.build(hands={0: "R3 R4 R5", 1: "Y5"}, muerto_taken={0: True})
     assert legal_melds(state) == set()  # would leave him with no tile
     assert legal_discards(state) == {"R3", "R4", "R5"}
     # B23's "never stuck" (and E3): a play that leaves one tile which could only
     # empty the hand is illegal too. Adding R6 would leave K9 alone, and then
     # discarding K9 would empty the hand, so only the discards remain.
-    state = build_state(hands={0: "R6 K9", 1: "Y5"}, melds={0: [run("R", 3, 5)]}, muerto_taken={0: True})
+    state = engine.build(hands={0: "R6 K9", 1: "Y5"}, melds={0: [run("R", 3, 5)]}, muerto_taken={0: True})
     assert legal(state) == {discard("R6"), discard("K9")}
 
 
-def test_b23_never_stuck_and_closing_when_the_last_tile_makes_the_canasta() -> None:
-    state = build_state(hands={0: "R6 R7", 1: "Y5"}, melds={0: [run("R", 1, 5)]}, muerto_taken={0: True})
+def test_b23_never_stuck_and_closing_when_the_last_tile_makes_the_canasta(engine: Engine) -> None:
+    state = engine.build(hands={0: "R6 R7", 1: "Y5"}, melds={0: [run("R", 1, 5)]}, muerto_taken={0: True})
     assert legal(state) == {add(0, "R6"), discard("R6"), discard("R7")}
     play(state, add(0, "R6"))
     assert hand_of(state, 0) == "R7"
@@ -770,8 +736,8 @@ def test_b23_never_stuck_and_closing_when_the_last_tile_makes_the_canasta() -> N
     assert scores(state) == [breakdown(60, 200, 100, 0, 0), breakdown(0, 0, 0, 5, 100)]
 
 
-def test_b24_stock_exhausted_without_canasta_is_void() -> None:
-    state = build_state(
+def test_b24_stock_exhausted_without_canasta_is_void(engine: Engine) -> None:
+    state = engine.build(
         hands={0: "K9 K10", 1: "Y5"},
         melds={0: [run("R", 3, 5)]},
         stock=None,
@@ -791,8 +757,8 @@ def test_b24_stock_exhausted_without_canasta_is_void() -> None:
     assert state.match_scores == [500, 700]
 
 
-def test_b24_stock_exhausted_with_a_canasta_scores_without_closing_bonus() -> None:
-    state = build_state(
+def test_b24_stock_exhausted_with_a_canasta_scores_without_closing_bonus(engine: Engine) -> None:
+    state = engine.build(
         hands={0: "Y3 Y4", 1: "B5 *"},
         melds={0: [run("K", 3, 9)]},
         muerto_taken={0: True},
@@ -810,8 +776,8 @@ def test_b24_stock_exhausted_with_a_canasta_scores_without_closing_bonus() -> No
     assert state.mano == 1  # a scored hand passes the mano on
 
 
-def test_b24_last_stock_tile_is_drawn_and_played() -> None:
-    state = build_state(hands={0: "K9 K10", 1: "Y5"}, stock="B6", leftover="pile", phase=Phase.DRAW)
+def test_b24_last_stock_tile_is_drawn_and_played(engine: Engine) -> None:
+    state = engine.build(hands={0: "K9 K10", 1: "Y5"}, stock="B6", leftover="pile", phase=Phase.DRAW)
     assert legal(state) == {A.DRAW_STOCK, A.TAKE_PILE}
     play(state, A.DRAW_STOCK)
     assert (state.stock, state.phase) == ([], Phase.PLAY)
@@ -823,8 +789,8 @@ def test_b24_last_stock_tile_is_drawn_and_played() -> None:
 # ----------------------------------------------------------------------------- B25-B28 scoring
 
 
-def test_b25_tile_values_whatever_the_role() -> None:
-    state = build_state(
+def test_b25_tile_values_whatever_the_role(engine: Engine) -> None:
+    state = engine.build(
         hands={0: "B13", 1: "* R2 K1 K8 K13 K3 K7"},
         melds={
             0: [
@@ -845,8 +811,8 @@ def test_b25_tile_values_whatever_the_role() -> None:
     assert state.match_scores == [485, -215]
 
 
-def test_b26_full_breakdown_four_players() -> None:
-    state = build_state(
+def test_b26_full_breakdown_four_players(engine: Engine) -> None:
+    state = engine.build(
         4,
         hands={0: "B4 B5 B6", 1: "Y3 Y3", 2: "Y1 K2", 3: "*"},
         melds={
@@ -866,8 +832,8 @@ def test_b26_full_breakdown_four_players() -> None:
     assert state.match_scores == [425, 105]
 
 
-def test_b26_scores_can_be_negative_and_accumulate() -> None:
-    state = build_state(
+def test_b26_scores_can_be_negative_and_accumulate(engine: Engine) -> None:
+    state = engine.build(
         hands={0: "R3", 1: "* *"},
         melds={0: [run("K", 3, 9)], 1: [run("B", 3, 5)]},
         muerto_taken={0: True},
@@ -880,12 +846,12 @@ def test_b26_scores_can_be_negative_and_accumulate() -> None:
     assert state.match_scores == [1000 + 345, 50 - 185]
 
 
-def test_b27_untaken_muerto_tiles_count_for_nobody() -> None:
+def test_b27_untaken_muerto_tiles_count_for_nobody(engine: Engine) -> None:
     rich = "R1 R1 B1 B1 Y1 Y1 K13 K13 R13 R13 B13"
     poor = "K3 K4 K5 K6 K7 R3 R4 R5 R6 R7 B3"
     results = []
     for muerto in (rich, poor):
-        state = build_state(
+        state = engine.build(
             hands={0: "Y9", 1: "Y10"},
             melds={0: [run("B", 4, 10)]},
             muerto_taken={0: True},
@@ -899,9 +865,9 @@ def test_b27_untaken_muerto_tiles_count_for_nobody() -> None:
     assert results[0] == results[1] == [breakdown(50, 200, 100, 0, 0), breakdown(0, 0, 0, 10, 100)]
 
 
-def test_b27_indirect_muerto_not_yet_played_counts_in_hand() -> None:
+def test_b27_indirect_muerto_not_yet_played_counts_in_hand(engine: Engine) -> None:
     muerto1 = "K1 K3 K4 K5 B9 B9 B10 Y11 Y12 Y13 *"
-    state = build_state(
+    state = engine.build(
         hands={0: "Y3 Y4", 1: "R9"},
         melds={0: [run("K", 6, 12)]},
         muerto_taken={0: True},
@@ -919,9 +885,9 @@ def test_b27_indirect_muerto_not_yet_played_counts_in_hand() -> None:
     assert scores(state) == [breakdown(75, 200, 100, 0, 0), breakdown(0, 0, 0, 140, 0)]
 
 
-def _both_close_table(match_scores: list[int]) -> GameState:
+def _both_close_table(engine: Engine, match_scores: list[int]) -> Table:
     """Player 0 closes by discarding Y3: side 0 scores 345, side 1 scores 235."""
-    return build_state(
+    return engine.build(
         hands={0: "Y3", 1: "Y9"},
         melds={0: [run("K", 3, 9)], 1: [run("R", 3, 9)]},
         muerto_taken={0: True, 1: True},
@@ -930,38 +896,38 @@ def _both_close_table(match_scores: list[int]) -> GameState:
     )
 
 
-def test_b28_hand_scores_of_the_match_table() -> None:
-    state = play(_both_close_table([0, 0]), discard("Y3"))
+def test_b28_hand_scores_of_the_match_table(engine: Engine) -> None:
+    state = play(_both_close_table(engine, [0, 0]), discard("Y3"))
     # side 0: K3..K9 45 + clean canasta 200 + closing 100 = 345
     # side 1: R3..R9 45 + clean canasta 200 - Y9 10 = 235
     assert scores(state) == [breakdown(45, 200, 100, 0, 0), breakdown(45, 200, 0, 10, 0)]
     assert state.match_scores == [345, 235]
 
 
-def test_b28_match_ends_when_a_side_reaches_3000() -> None:
-    state = play(_both_close_table([2655, 1000]), discard("Y3"))
+def test_b28_match_ends_when_a_side_reaches_3000(engine: Engine) -> None:
+    state = play(_both_close_table(engine, [2655, 1000]), discard("Y3"))
     assert state.match_scores == [3000, 1235]  # 2655 + 345 = 3000 exactly: "3000 or more"
     assert (state.match_winner, state.match_over) == (0, True)
     with pytest.raises(IllegalActionError):
         state.next_hand(rng())
 
 
-def test_b28_below_the_target_the_match_goes_on() -> None:
-    state = play(_both_close_table([2654, 1000]), discard("Y3"))
+def test_b28_below_the_target_the_match_goes_on(engine: Engine) -> None:
+    state = play(_both_close_table(engine, [2654, 1000]), discard("Y3"))
     assert state.match_scores == [2999, 1235]
     assert (state.match_winner, state.match_over) == (-1, False)
     state.next_hand(rng())
     assert (state.hand_number, state.mano, state.match_scores) == (1, 1, [2999, 1235])
 
 
-def test_b28_both_pass_the_higher_total_wins() -> None:
-    state = play(_both_close_table([2700, 2780]), discard("Y3"))
+def test_b28_both_pass_the_higher_total_wins(engine: Engine) -> None:
+    state = play(_both_close_table(engine, [2700, 2780]), discard("Y3"))
     assert state.match_scores == [3045, 3015]  # 2700 + 345, 2780 + 235
     assert state.match_winner == 0  # side 1 led before the hand, side 0 ends higher
 
 
-def test_b28_tie_at_the_top_plays_another_hand() -> None:
-    state = play(_both_close_table([2700, 2810]), discard("Y3"))
+def test_b28_tie_at_the_top_plays_another_hand(engine: Engine) -> None:
+    state = play(_both_close_table(engine, [2700, 2810]), discard("Y3"))
     assert state.match_scores == [3045, 3045]  # 2700 + 345 = 2810 + 235
     assert (state.match_winner, state.match_over) == (-1, False)
     state.next_hand(rng())

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from conftest import episodes_by_hand
 
 from agents import checkpoint as ckpt
 from agents.network import NetworkShape, PolicyNet
@@ -137,12 +138,8 @@ def test_rollout_credits_each_learner_seat_with_its_own_side_result(tmp_path: Pa
     trainer = Trainer(cfg, progress=False)
     trainer.league.self_play_fraction = 0.5
     episodes = trainer.collect()
-    by_hand: dict[int, list] = {}
-    for ep in episodes:
-        assert bool(ep.masks[np.arange(ep.actions.size), ep.actions].all())
-        by_hand.setdefault(ep.hand, []).append(ep)
     kinds = set()
-    for hand_episodes in by_hand.values():
+    for hand_episodes in episodes_by_hand(episodes).values():
         opponent = hand_episodes[0].opponent
         kinds.add(opponent == SELF)
         seats = sorted(ep.seat for ep in hand_episodes)

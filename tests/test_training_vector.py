@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from conftest import episodes_by_hand
 
 from agents import checkpoint as ckpt
 from agents.network import NetworkShape, PolicyNet
@@ -23,7 +24,7 @@ from burako_env.vector import BurakoVectorEnv, sample_legal_actions
 from training.league import SELF
 from training.network import LegalIndex, evaluate_actions, evaluate_actions_dense, sample_actions
 from training.ppo import PPOConfig, Trainer, hand_reward, load_config, resolve_device
-from training.rollout import DecisionStore, StoredEpisode
+from training.rollout import DecisionStore
 from training.schedule import schedule_problems, value_at
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -176,12 +177,8 @@ def test_batched_rollout_credits_each_seat_with_its_side_result(tmp_path: Path, 
     trainer = Trainer(cfg, progress=False)
     episodes = trainer.collect()
     assert sum(ep.rows.size for ep in episodes) >= cfg.batch_size
-    by_hand: dict[int, list[StoredEpisode]] = {}
-    for ep in episodes:
-        assert bool(ep.masks[np.arange(ep.rows.size), ep.actions].all())
-        by_hand.setdefault(ep.hand, []).append(ep)
     kinds = set()
-    for hand_episodes in by_hand.values():
+    for hand_episodes in episodes_by_hand(episodes).values():
         opponent = hand_episodes[0].opponent
         kinds.add(opponent == SELF)
         seats = sorted(ep.seat for ep in hand_episodes)

@@ -55,20 +55,19 @@ class Both:
         assert self.fast.to_dict() == self.slow.to_dict()
 
 
+def seat1_takes_or_draws(**scenario: object) -> Both:
+    """A burako_casual table (V3), seat 1 to draw, on both engines."""
+    return Both(build_state(2, "burako_casual", current=1, phase=Phase.DRAW, **scenario))
+
+
 def test_v3_e3_pile_take_needs_two_additions_issue_repro() -> None:
     """V3/E3, the issue's reproduction: R7 on top of the pile fits red 3-4-5
     only after R6 is added, so taking the pile is legal ([0, 1], not [0]),
     then adding R6 is the only play, then R7, then the turn may end."""
-    both = Both(
-        build_state(
-            2,
-            "burako_casual",
-            hands={1: "R6 K13 B9"},
-            melds={1: [run("red", 3, 5)]},
-            pile="K1 R7",
-            current=1,
-            phase=Phase.DRAW,
-        )
+    both = seat1_takes_or_draws(
+        hands={1: "R6 K13 B9"},
+        melds={1: [run("red", 3, 5)]},
+        pile="K1 R7",
     )
     assert both.legal() == [A.DRAW_STOCK, A.TAKE_PILE]
     both.apply(A.TAKE_PILE)
@@ -89,16 +88,10 @@ def test_v3_e3_top_joker_fits_after_a_displaced_two_turns_natural_b10_b11() -> N
     it stands on position 2 of its own colour and turns natural (B11), the
     run is clean and the joker fits. Taking the pile is legal; choosing the
     high end (the 2 stays wild) closes every sequence, so it is not."""
-    both = Both(
-        build_state(
-            2,
-            "burako_casual",
-            hands={1: "R5 B9 Y11"},
-            melds={1: [run("red", 3, 5, wild="R2", at=5)]},
-            pile="K1 *",
-            current=1,
-            phase=Phase.DRAW,
-        )
+    both = seat1_takes_or_draws(
+        hands={1: "R5 B9 Y11"},
+        melds={1: [run("red", 3, 5, wild="R2", at=5)]},
+        pile="K1 *",
     )
     assert both.legal() == [A.DRAW_STOCK, A.TAKE_PILE]
     both.apply(A.TAKE_PILE)
@@ -123,17 +116,11 @@ def test_v3_e3_two_plays_before_the_top_tile_fits_then_close_b22_b23() -> None:
     empty the hand without a canasta (B23), R8 does not fit 2-5: only after
     two plays (R6, then R7) does R8 fit, making a 7-tile canasta that closes
     the hand (B22). Taking the pile is legal; the new meld is not."""
-    both = Both(
-        build_state(
-            2,
-            "burako_casual",
-            hands={1: "R6 R7"},
-            melds={1: [run("red", 2, 5)]},
-            pile="R8",
-            current=1,
-            phase=Phase.DRAW,
-            muerto_taken={1: True},
-        )
+    both = seat1_takes_or_draws(
+        hands={1: "R6 R7"},
+        melds={1: [run("red", 2, 5)]},
+        pile="R8",
+        muerto_taken={1: True},
     )
     assert both.legal() == [A.DRAW_STOCK, A.TAKE_PILE]
     both.apply(A.TAKE_PILE)
@@ -150,16 +137,10 @@ def test_v3_e3_two_plays_before_the_top_tile_fits_then_close_b22_b23() -> None:
 def test_v3_pile_still_refused_when_no_sequence_melds_the_top() -> None:
     """V3: the whole-turn search still refuses what no sequence allows: R9 on
     the pile, red 3-4-5 on the table, R6 but no R7 or wild in hand."""
-    both = Both(
-        build_state(
-            2,
-            "burako_casual",
-            hands={1: "R6 K13 B9"},
-            melds={1: [run("red", 3, 5)]},
-            pile="K1 R9",
-            current=1,
-            phase=Phase.DRAW,
-        )
+    both = seat1_takes_or_draws(
+        hands={1: "R6 K13 B9"},
+        melds={1: [run("red", 3, 5)]},
+        pile="K1 R9",
     )
     assert both.legal() == [A.DRAW_STOCK]
 
