@@ -93,7 +93,11 @@ def eval_tables(rules: Rules, num_players: int) -> tuple[np.ndarray, ...]:
     universe, _ = meld_universe()
     facts = rule_facts(rules)
     tables = fast_tables(rules, num_players)
-    meld_value, outc, n_outc = tables.kernel_args[5], tables.kernel_args[3], tables.kernel_args[4]
+    meld_value, outc, n_outc = (
+        tables.kernel_args[F.T_MELD_VALUE],
+        tables.kernel_args[F.T_OUTCOMES],
+        tables.kernel_args[F.T_OUTCOME_COUNT],
+    )
     worth = np.array([meld_progress(m, facts) for m in universe], dtype=np.float64) + meld_value
     wild_kind = np.array([m.wild_kind for m in universe], dtype=np.int64)
     valid = np.arange(outc.shape[2])[None, None, :] < n_outc[:, :, None]
@@ -134,7 +138,7 @@ def eval_tables(rules: Rules, num_players: int) -> tuple[np.ndarray, ...]:
 @_jit
 def evaluate_sides(st, T, E, out):
     """agents.heuristic.evaluate_sides on a flat state, into ``out`` (float64, sides)."""
-    rv, values = T[0], T[1]
+    rv, values = T[F.T_RULE_VALUES], T[F.T_TILE_VALUES]
     worth, fit, wild, scalars = E[0], E[1], E[2], E[6]
     n = rv[F.RV_PLAYERS]
     sides = rv[F.RV_SIDES]
@@ -207,7 +211,15 @@ def _pile_melds(st, p, T):
     """Whether the pile's top tile melds at once after taking the pile: it is
     wild, it extends one of the side's melds, or it completes a new meld
     with the hand and the pile."""
-    rv, n_outc, allowed, pkinds, pneeds, pwk_start, pwk_list = T[0], T[4], T[9], T[10], T[11], T[12], T[13]
+    rv, n_outc, allowed, pkinds, pneeds, pwk_start, pwk_list = (
+        T[F.T_RULE_VALUES],
+        T[F.T_OUTCOME_COUNT],
+        T[F.T_ALLOWED_PATTERNS],
+        T[F.T_PATTERN_KINDS],
+        T[F.T_PATTERN_NEEDS],
+        T[F.T_PATTERNS_WITH_KIND_START],
+        T[F.T_PATTERNS_WITH_KIND],
+    )
     if st[F.PILE_LEN] == 0:
         return False
     top = st[F.PILE + st[F.PILE_LEN] - 1]
@@ -233,7 +245,13 @@ def _pile_melds(st, p, T):
 @_jit
 def _action_score(st, T, E, a, phase, p):
     """The compiled rollout policy's score of the legal action ``a`` (module docstring)."""
-    rv, values, n_outc, pkinds, pneeds = T[0], T[1], T[4], T[10], T[11]
+    rv, values, n_outc, pkinds, pneeds = (
+        T[F.T_RULE_VALUES],
+        T[F.T_TILE_VALUES],
+        T[F.T_OUTCOME_COUNT],
+        T[F.T_PATTERN_KINDS],
+        T[F.T_PATTERN_NEEDS],
+    )
     fit, wild = E[1], E[2]
     if phase == F.P_DRAW:
         if a == F.TAKE_PILE:
@@ -278,7 +296,7 @@ def _action_range(st, T):
     additions to the side's existing melds."""
     if st[F.PHASE] != F.P_PLAY:
         return 0, F.DISCARD_BASE
-    side = st[F.CURRENT] % T[0][F.RV_SIDES]
+    side = st[F.CURRENT] % T[F.T_RULE_VALUES][F.RV_SIDES]
     return F.DISCARD_BASE, F.ADD_BASE + st[F.N_MELDS + side] * F.NK
 
 
@@ -341,7 +359,7 @@ def rollout_values(st, T, E, buf, mask, scores, start_turn, depth, max_actions, 
         if written == 0:  # defensive: never expected (E3)
             break
         F.apply_unchecked(st, one[0], T)
-    sides = T[0][F.RV_SIDES]
+    sides = T[F.T_RULE_VALUES][F.RV_SIDES]
     est = np.empty(sides, dtype=np.float64)
     evaluate_sides(st, T, E, est)
     total = est.sum()

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from numba.core.dispatcher import Dispatcher
 
+from agents import fast_search
 from burako_env import fast as F
 from burako_env import vector as V
 from burako_env.rules import Rules, load_rules, preset_names
@@ -41,9 +42,10 @@ ALTERNATIVE: dict[str, Any] = {
 
 
 def kernel_sources() -> dict[str, str]:
-    """The source of every numba kernel of fast.py and vector.py, by name."""
+    """The source of every numba kernel of fast.py, vector.py and the compiled
+    search (agents/fast_search.py, which reads the same tables), by name."""
     out = {}
-    for module in (F, V):
+    for module in (F, V, fast_search):
         for name, obj in vars(module).items():
             if isinstance(obj, Dispatcher) and obj.py_func.__module__ == module.__name__:
                 out[f"{module.__name__}.{name}"] = inspect.getsource(obj.py_func)
