@@ -220,23 +220,76 @@ def test_agents_play_rummy() -> None:
         assert env.game.phase != Phase.PLAY
 
 
-def test_heuristic_plans_the_most_value_and_keeps_jokers() -> None:
-    """The heuristic's first decision aims at the highest-value legal play, without its joker."""
-    from agents.rummy_heuristic import RummyHeuristic
+def play_turn(agent: object, state: RummyState) -> list[int]:
+    """The actions ``agent`` takes in the current player's turn (applied to ``state``)."""
+    player, played = state.current, []
+    while state.current == player and state.phase == Phase.PLAY:
+        action = agent.act({"observation": encode(state, player), "action_mask": state.legal_mask()})
+        played.append(action)
+        state.step(action)
+    return played
+
+
+def test_greedy_plans_the_most_value_and_keeps_jokers() -> None:
+    """The greedy player's turn places the highest-value legal play, without its joker."""
+    from agents.rummy_heuristic import RummyGreedy
 
     state = build_rummy_state(
         hands={0: "R5 R6 R7 K10 K11 K12 * Y1", 1: "Y5"}, table=["B1 B2 B3"], closing="B9", first_play={0: True}
     )
-    agent = RummyHeuristic()
+    agent = RummyGreedy()
     agent.reset(0, state.rules, 2)
-    played = []
-    while state.current == 0:
-        obs = {"observation": encode(state, 0), "action_mask": state.legal_mask()}
-        action = agent.act(obs)
-        played.append(action)
-        state.step(action)
+    played = play_turn(agent, state)
     assert tiles_text(np.bincount([a for a in played if a < NUM_KINDS], minlength=NUM_KINDS)) == "K10 K11 K12 R5 R6 R7"
     assert played[-1] == A.COMMIT and state.hands[0, JOKER] == 1
+
+
+def test_heuristic_first_play_then_holds_then_closes() -> None:
+    """R5, R8: the heuristic makes its first play at once (the most value, joker kept), then keeps its
+    tiles while the stock has some (playing only feeds the others' closing test), and closes when legal."""
+    from agents.rummy_heuristic import RummyHeuristic
+
+    agent = RummyHeuristic()
+    agent.reset(0, None, 2)
+    state = build_rummy_state(hands={0: "R10 R11 R12 K1 K2 K3 * Y1", 1: "Y5"}, closing="B9", stock="Y2 Y3 Y4")
+    play_turn(agent, state)
+    assert tiles_text(state.table) == "K1 K2 K3 R10 R11 R12" and tiles_text(state.hands[0]) == "Y1 *"
+    state = build_rummy_state(
+        hands={0: "R5 R6 R7 K10 K11 K12 * Y1", 1: "Y5"},
+        table=["B1 B2 B3"],
+        closing="B9",
+        first_play={0: True},
+        stock="Y2",
+    )
+    assert play_turn(agent, state) == [A.END_TURN] and state.hand_size(0) == 8
+    state = build_rummy_state(
+        hands={0: "R5 R6 K10 Y1 Y3", 1: "Y5"},
+        table=["B1 B2 B3", "R7 R8 R9", "K11 K12 K13"],
+        closing="Y2",
+        first_play={0: True},
+        stock="Y3",
+    )
+    played = play_turn(agent, state)
+    assert played[-2:] == [A.ADD_CLOSING, A.COMMIT] and state.closer == 0 and state.hand_scores == [0, 5]
+
+
+def test_heuristic_sheds_when_the_stock_is_empty() -> None:
+    """R9, R10: with the stock empty a hand can end blocked and be scored by totals, so the heuristic
+    plays the most value it can, its joker included (it costs 50)."""
+    from agents.rummy_heuristic import RummyHeuristic
+
+    agent = RummyHeuristic()
+    agent.reset(0, None, 2)
+    state = build_rummy_state(
+        hands={0: "R5 R6 K10 K11 K12 * Y1", 1: "Y5"},
+        table=["B1 B2 B3"],
+        closing="B9",
+        first_play={0: True},
+        leftover=1,
+        turn_started_empty=True,
+    )
+    play_turn(agent, state)
+    assert tiles_text(state.hands[0]) == "Y1" and state.hands[1].sum() > 1
 
 
 @pytest.mark.slow
