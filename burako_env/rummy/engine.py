@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from burako_env.rummy import actions as A
-from burako_env.rummy.partition import NEG, best_value, mask_query
+from burako_env.rummy.partition import addable_kinds, best_value, fits, mask_query
 from burako_env.rummy.rules import RummyRules, load_rummy_rules
 from burako_env.tiles import JOKER, KIND_NUMBER_LIST, NUM_KINDS
 
@@ -187,6 +187,8 @@ class RummyState:
             counts[self.closing_tile] += 1
             free_jokers = int(self.closing_tile == JOKER)
         weights, at_number = self._weights()
+        if not at_number:
+            return 0 if fits(counts) else None  # after the first play only the split matters
         value = best_value(counts, weights, at_number, free_jokers)
         if value is None or not with_closing or self.closing_tile == JOKER or not at_number:
             return value
@@ -245,9 +247,11 @@ class RummyState:
             # pending play alone is one (pending_is_legal's answer, from the same graph)
             minimum = self._minimum()
             weights, at_number = self._weights()
-            addable, alone = mask_query(
-                self._base() + self.pending, remaining, weights, at_number, 0, NEG if minimum is None else minimum
-            )
+            if minimum is None:  # no objective: depth-first searches, exact (partition.addable_kinds)
+                addable, fits_alone = addable_kinds(self.table + self.pending, remaining, bool(self.pending.any()))
+                alone = 0 if fits_alone else None
+            else:
+                addable, alone = mask_query(self.pending.copy(), remaining, weights, at_number, 0, minimum)
             mask[A.ADD_TILE : A.ADD_TILE + NUM_KINDS] |= (addable & (remaining > 0)).astype(np.int8)
             if self.pending.any():
                 mask[A.COMMIT] = self._value_ok(alone)

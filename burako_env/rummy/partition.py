@@ -111,6 +111,164 @@ NO_TILES = np.zeros(NUM_KINDS, dtype=np.int64)
 
 
 @_jit
+def _successors(
+    number,
+    state,
+    mand,
+    opt,
+    weight,
+    joker_at_number,
+    joker_weight,
+    free_jokers,
+    jokers_max,
+    valid_sets,
+    set_counts,
+    splits,
+    base,
+    out_code,
+    out_used,
+    out_value,
+    opt_u,
+    opt_code,
+    opt_def,
+    opt_n,
+):
+    """The transitions out of ``state`` (a layer-``number - 1`` state) through the tiles of ``number``.
+
+    Written to ``out_code`` (next state), ``out_used`` (naturals per colour, jokers placed) and
+    ``out_value``; returns how many, or -1 when they do not fit (the caller grows the buffers).
+    The one home of the transition rules, shared by the layered graph and the depth-first search.
+    """
+    last = number == NUM_NUMBERS
+    count_out = 0
+    used_jokers = state // base[4]
+    for row in range(splits.shape[0]):
+        placed = splits[row, 5]
+        if used_jokers + placed > jokers_max:
+            continue
+        jokers_left = jokers_max - used_jokers - placed
+        ok = True
+        for c in range(4):
+            code = (state // base[c]) % 125
+            ones = code % 5
+            twos = (code // 5) % 5
+            full = code // 25
+            kind = c * NUM_NUMBERS + number - 1
+            ahead1 = 0
+            ahead2 = 0
+            if not last:
+                ahead1 = mand[kind + 1] + opt[kind + 1]
+                ahead2 = mand[kind + 2] + opt[kind + 2] if number + 1 < NUM_NUMBERS else 0
+            count = 0
+            opt_n[c, 0] = 0
+            opt_n[c, 1] = 0
+            opt_n[c, 2] = 0
+            for used in range(mand[kind], mand[kind] + opt[kind] + 1):
+                for in_sets in range(min(used, 2) + 1):
+                    if in_sets and splits[row, c]:
+                        # a joker in this colour's runs while a natural of the same kind is
+                        # in a set: swapping the two gives the same edge (kept once)
+                        continue
+                    tiles = used - in_sets + splits[row, c]
+                    short = ones + twos
+                    if tiles < short:
+                        continue
+                    # extending a 3+ run dominates ending it and starting a new one
+                    extended = min(full, tiles - short)
+                    new_ones = tiles - short - extended
+                    if last and (new_ones > 0 or ones > 0):
+                        continue
+                    if new_ones > 4 or twos + extended > 4:
+                        continue
+                    new_full = twos + extended
+                    deficit = 0
+                    if last:
+                        new_full = 0  # nothing follows: every run ends here
+                    else:
+                        # look-ahead: the short runs must be extended at the next number
+                        # (and the length-1 runs at the one after)
+                        deficit = max(0, new_ones + ones - ahead1)
+                        if number + 1 < NUM_NUMBERS:
+                            deficit += max(0, new_ones - ahead2)
+                        elif new_ones:
+                            deficit += 100  # a run of 1 at 12 cannot reach 3 tiles
+                        # 3+ runs beyond what the next number can extend just end here:
+                        # capping them merges states with the same future (exact)
+                        new_full = min(new_full, max(0, ahead1 + jokers_left - new_ones - ones))
+                    if deficit > jokers_left:
+                        continue
+                    k = opt_n[c, in_sets]
+                    opt_u[c, in_sets, k] = used
+                    opt_code[c, in_sets, k] = new_ones + 5 * ones + 25 * new_full
+                    opt_def[c, in_sets, k] = deficit
+                    opt_n[c, in_sets] = k + 1
+                    count += 1
+            if count == 0:
+                ok = False
+                break
+        if not ok:
+            continue
+        joker_value = 0
+        if placed > 0:
+            if joker_at_number:
+                free = min(placed, max(0, free_jokers - used_jokers))
+                joker_value = number * (placed - free)
+            else:
+                joker_value = joker_weight * placed
+        in_sets_jokers = splits[row, 4]
+        # only the splits of naturals between sets that make valid sets (R3) are enumerated
+        for t in range(set_counts[in_sets_jokers]):
+            g0 = valid_sets[in_sets_jokers, t, 0]
+            g1 = valid_sets[in_sets_jokers, t, 1]
+            g2 = valid_sets[in_sets_jokers, t, 2]
+            g3 = valid_sets[in_sets_jokers, t, 3]
+            if opt_n[0, g0] == 0 or opt_n[1, g1] == 0 or opt_n[2, g2] == 0 or opt_n[3, g3] == 0:
+                continue
+            for i0 in range(opt_n[0, g0]):
+                d0 = opt_def[0, g0, i0]
+                if d0 > jokers_left:
+                    continue
+                for i1 in range(opt_n[1, g1]):
+                    d1 = d0 + opt_def[1, g1, i1]
+                    if d1 > jokers_left:
+                        continue
+                    for i2 in range(opt_n[2, g2]):
+                        d2 = d1 + opt_def[2, g2, i2]
+                        if d2 > jokers_left:
+                            continue
+                        for i3 in range(opt_n[3, g3]):
+                            if d2 + opt_def[3, g3, i3] > jokers_left:
+                                continue
+                            u0 = opt_u[0, g0, i0]
+                            u1 = opt_u[1, g1, i1]
+                            u2 = opt_u[2, g2, i2]
+                            u3 = opt_u[3, g3, i3]
+                            nxt = (
+                                opt_code[0, g0, i0]
+                                + base[1] * opt_code[1, g1, i1]
+                                + base[2] * opt_code[2, g2, i2]
+                                + base[3] * opt_code[3, g3, i3]
+                                + base[4] * (used_jokers + placed)
+                            )
+                            value = joker_value
+                            value += u0 * weight[number - 1]
+                            value += u1 * weight[NUM_NUMBERS + number - 1]
+                            value += u2 * weight[2 * NUM_NUMBERS + number - 1]
+                            value += u3 * weight[3 * NUM_NUMBERS + number - 1]
+                            if count_out == out_code.shape[0]:
+                                return -1
+                            out_code[count_out] = nxt
+                            out_used[count_out, 0] = u0
+                            out_used[count_out, 1] = u1
+                            out_used[count_out, 2] = u2
+                            out_used[count_out, 3] = u3
+                            out_used[count_out, 4] = placed
+                            out_value[count_out] = value
+                            count_out += 1
+    return count_out
+
+
+@_jit
 def _build(
     mand, opt, weight, joker_at_number, joker_weight, free_jokers, jokers_max, valid_sets, set_counts, splits, base
 ):
@@ -135,6 +293,9 @@ def _build(
     opt_code = np.empty((4, 3, 3), np.int64)
     opt_def = np.empty((4, 3, 3), np.int64)
     opt_n = np.zeros((4, 3), np.int64)
+    out_code = np.empty(1024, np.int64)
+    out_used = np.empty((1024, 5), np.int64)
+    out_value = np.empty(1024, np.int64)
     hash_mask = 1023
     hash_stamp = np.zeros(hash_mask + 1, np.int64)
     hash_index = np.empty(hash_mask + 1, np.int64)
@@ -143,167 +304,83 @@ def _build(
         hi = layer_start[number]
         stamp = number  # slots of the hash table written in this layer (no clearing between layers)
         edge_start[number - 1] = n_edges
-        last = number == NUM_NUMBERS
         for si in range(lo, hi):
             state = states[si]
-            used_jokers = state // base[4]
-            for row in range(splits.shape[0]):
-                placed = splits[row, 5]
-                if used_jokers + placed > jokers_max:
-                    continue
-                jokers_left = jokers_max - used_jokers - placed
-                ok = True
-                for c in range(4):
-                    code = (state // base[c]) % 125
-                    ones = code % 5
-                    twos = (code // 5) % 5
-                    full = code // 25
-                    kind = c * NUM_NUMBERS + number - 1
-                    ahead1 = 0
-                    ahead2 = 0
-                    if not last:
-                        ahead1 = mand[kind + 1] + opt[kind + 1]
-                        ahead2 = mand[kind + 2] + opt[kind + 2] if number + 1 < NUM_NUMBERS else 0
-                    count = 0
-                    opt_n[c, 0] = 0
-                    opt_n[c, 1] = 0
-                    opt_n[c, 2] = 0
-                    for used in range(mand[kind], mand[kind] + opt[kind] + 1):
-                        for in_sets in range(min(used, 2) + 1):
-                            if in_sets and splits[row, c]:
-                                # a joker in this colour's runs while a natural of the same kind is
-                                # in a set: swapping the two gives the same edge (kept once)
-                                continue
-                            tiles = used - in_sets + splits[row, c]
-                            short = ones + twos
-                            if tiles < short:
-                                continue
-                            # extending a 3+ run dominates ending it and starting a new one
-                            extended = min(full, tiles - short)
-                            new_ones = tiles - short - extended
-                            if last and (new_ones > 0 or ones > 0):
-                                continue
-                            if new_ones > 4 or twos + extended > 4:
-                                continue
-                            new_full = twos + extended
-                            deficit = 0
-                            if last:
-                                new_full = 0  # nothing follows: every run ends here
-                            else:
-                                # look-ahead: the short runs must be extended at the next number
-                                # (and the length-1 runs at the one after)
-                                deficit = max(0, new_ones + ones - ahead1)
-                                if number + 1 < NUM_NUMBERS:
-                                    deficit += max(0, new_ones - ahead2)
-                                elif new_ones:
-                                    deficit += 100  # a run of 1 at 12 cannot reach 3 tiles
-                                # 3+ runs beyond what the next number can extend just end here:
-                                # capping them merges states with the same future (exact)
-                                new_full = min(new_full, max(0, ahead1 + jokers_left - new_ones - ones))
-                            if deficit > jokers_left:
-                                continue
-                            k = opt_n[c, in_sets]
-                            opt_u[c, in_sets, k] = used
-                            opt_code[c, in_sets, k] = new_ones + 5 * ones + 25 * new_full
-                            opt_def[c, in_sets, k] = deficit
-                            opt_n[c, in_sets] = k + 1
-                            count += 1
-                    if count == 0:
-                        ok = False
-                        break
-                if not ok:
-                    continue
-                joker_value = 0
-                if placed > 0:
-                    if joker_at_number:
-                        free = min(placed, max(0, free_jokers - used_jokers))
-                        joker_value = number * (placed - free)
-                    else:
-                        joker_value = joker_weight * placed
-                in_sets_jokers = splits[row, 4]
-                # only the splits of naturals between sets that make valid sets (R3) are enumerated
-                for t in range(set_counts[in_sets_jokers]):
-                    g0 = valid_sets[in_sets_jokers, t, 0]
-                    g1 = valid_sets[in_sets_jokers, t, 1]
-                    g2 = valid_sets[in_sets_jokers, t, 2]
-                    g3 = valid_sets[in_sets_jokers, t, 3]
-                    if opt_n[0, g0] == 0 or opt_n[1, g1] == 0 or opt_n[2, g2] == 0 or opt_n[3, g3] == 0:
-                        continue
-                    for i0 in range(opt_n[0, g0]):
-                        d0 = opt_def[0, g0, i0]
-                        if d0 > jokers_left:
-                            continue
-                        for i1 in range(opt_n[1, g1]):
-                            d1 = d0 + opt_def[1, g1, i1]
-                            if d1 > jokers_left:
-                                continue
-                            for i2 in range(opt_n[2, g2]):
-                                d2 = d1 + opt_def[2, g2, i2]
-                                if d2 > jokers_left:
-                                    continue
-                                for i3 in range(opt_n[3, g3]):
-                                    if d2 + opt_def[3, g3, i3] > jokers_left:
-                                        continue
-                                    u0 = opt_u[0, g0, i0]
-                                    u1 = opt_u[1, g1, i1]
-                                    u2 = opt_u[2, g2, i2]
-                                    u3 = opt_u[3, g3, i3]
-                                    nxt = (
-                                        opt_code[0, g0, i0]
-                                        + base[1] * opt_code[1, g1, i1]
-                                        + base[2] * opt_code[2, g2, i2]
-                                        + base[3] * opt_code[3, g3, i3]
-                                        + base[4] * (used_jokers + placed)
-                                    )
-                                    value = joker_value
-                                    value += u0 * weight[number - 1]
-                                    value += u1 * weight[NUM_NUMBERS + number - 1]
-                                    value += u2 * weight[2 * NUM_NUMBERS + number - 1]
-                                    value += u3 * weight[3 * NUM_NUMBERS + number - 1]
-                                    # open-addressing hash of this layer's states (faster than a typed dict)
-                                    slot = (nxt * 2654435761) & hash_mask
-                                    while hash_stamp[slot] == stamp and states[hash_index[slot]] != nxt:
-                                        slot = (slot + 1) & hash_mask
-                                    if hash_stamp[slot] == stamp:
-                                        di = hash_index[slot]
-                                    else:
-                                        if n_states == states.shape[0]:
-                                            states = np.concatenate((states, np.empty(n_states, np.int64)))
-                                            forward = np.concatenate((forward, np.empty(n_states, np.int64)))
-                                        di = n_states
-                                        hash_stamp[slot] = stamp
-                                        hash_index[slot] = di
-                                        states[di] = nxt
-                                        forward[di] = NEG
-                                        n_states += 1
-                                        if 2 * (n_states - hi) > hash_mask:
-                                            # grow and re-insert this layer's states
-                                            hash_mask = 2 * hash_mask + 1
-                                            hash_stamp = np.zeros(hash_mask + 1, np.int64)
-                                            hash_index = np.empty(hash_mask + 1, np.int64)
-                                            for dj in range(hi, n_states):
-                                                slot = (states[dj] * 2654435761) & hash_mask
-                                                while hash_stamp[slot] == stamp:
-                                                    slot = (slot + 1) & hash_mask
-                                                hash_stamp[slot] = stamp
-                                                hash_index[slot] = dj
-                                    total = forward[si] + value
-                                    if total > forward[di]:
-                                        forward[di] = total
-                                    if n_edges == e_src.shape[0]:
-                                        e_src = np.concatenate((e_src, np.empty(n_edges, np.int64)))
-                                        e_dst = np.concatenate((e_dst, np.empty(n_edges, np.int64)))
-                                        e_used = np.concatenate((e_used, np.empty((n_edges, 5), np.int64)))
-                                        e_value = np.concatenate((e_value, np.empty(n_edges, np.int64)))
-                                    e_src[n_edges] = si
-                                    e_dst[n_edges] = di
-                                    e_used[n_edges, 0] = u0
-                                    e_used[n_edges, 1] = u1
-                                    e_used[n_edges, 2] = u2
-                                    e_used[n_edges, 3] = u3
-                                    e_used[n_edges, 4] = placed
-                                    e_value[n_edges] = value
-                                    n_edges += 1
+            count = -1
+            while count < 0:
+                count = _successors(
+                    number,
+                    state,
+                    mand,
+                    opt,
+                    weight,
+                    joker_at_number,
+                    joker_weight,
+                    free_jokers,
+                    jokers_max,
+                    valid_sets,
+                    set_counts,
+                    splits,
+                    base,
+                    out_code,
+                    out_used,
+                    out_value,
+                    opt_u,
+                    opt_code,
+                    opt_def,
+                    opt_n,
+                )
+                if count < 0:
+                    out_code = np.empty(2 * out_code.shape[0], np.int64)
+                    out_used = np.empty((out_code.shape[0], 5), np.int64)
+                    out_value = np.empty(out_code.shape[0], np.int64)
+            for t in range(count):
+                nxt = out_code[t]
+                value = out_value[t]
+                # open-addressing hash of this layer's states (faster than a typed dict)
+                slot = (nxt * 2654435761) & hash_mask
+                while hash_stamp[slot] == stamp and states[hash_index[slot]] != nxt:
+                    slot = (slot + 1) & hash_mask
+                if hash_stamp[slot] == stamp:
+                    di = hash_index[slot]
+                else:
+                    if n_states == states.shape[0]:
+                        states = np.concatenate((states, np.empty(n_states, np.int64)))
+                        forward = np.concatenate((forward, np.empty(n_states, np.int64)))
+                    di = n_states
+                    hash_stamp[slot] = stamp
+                    hash_index[slot] = di
+                    states[di] = nxt
+                    forward[di] = NEG
+                    n_states += 1
+                    if 2 * (n_states - hi) > hash_mask:
+                        # grow and re-insert this layer's states
+                        hash_mask = 2 * hash_mask + 1
+                        hash_stamp = np.zeros(hash_mask + 1, np.int64)
+                        hash_index = np.empty(hash_mask + 1, np.int64)
+                        for dj in range(hi, n_states):
+                            slot = (states[dj] * 2654435761) & hash_mask
+                            while hash_stamp[slot] == stamp:
+                                slot = (slot + 1) & hash_mask
+                            hash_stamp[slot] = stamp
+                            hash_index[slot] = dj
+                total = forward[si] + value
+                if total > forward[di]:
+                    forward[di] = total
+                if n_edges == e_src.shape[0]:
+                    e_src = np.concatenate((e_src, np.empty(n_edges, np.int64)))
+                    e_dst = np.concatenate((e_dst, np.empty(n_edges, np.int64)))
+                    e_used = np.concatenate((e_used, np.empty((n_edges, 5), np.int64)))
+                    e_value = np.concatenate((e_value, np.empty(n_edges, np.int64)))
+                e_src[n_edges] = si
+                e_dst[n_edges] = di
+                e_used[n_edges, 0] = out_used[t, 0]
+                e_used[n_edges, 1] = out_used[t, 1]
+                e_used[n_edges, 2] = out_used[t, 2]
+                e_used[n_edges, 3] = out_used[t, 3]
+                e_used[n_edges, 4] = out_used[t, 4]
+                e_value[n_edges] = value
+                n_edges += 1
         layer_start[number + 1] = n_states
     edge_start[NUM_NUMBERS] = n_edges
     return (
@@ -316,6 +393,122 @@ def _build(
         e_value[:n_edges],
         edge_start,
     )
+
+
+@_jit
+def _dfs(mand, opt, valid_sets, set_counts, splits, base, budget, proven, codes, used, order, dead_keys, dead_stamp):
+    """Depth-first search for one complete placement (no objective): 1 found, 0 none, -1 over ``budget`` nodes.
+
+    Successors are tried with the most tiles first, so the placement found tends to use many optional
+    tiles; each optional kind it uses is marked in ``proven`` (it can join a legal placement), the
+    joker too when it places more than the mandatory jokers. Dead states are remembered in an
+    open-addressing set (``dead_keys``/``dead_stamp``, reused between calls: ``dead_stamp[-1]`` counts
+    the calls, so nothing is cleared). ``codes``/``used``/``order`` are per-depth successor buffers.
+    """
+    cap = codes.shape[1]
+    counts = np.zeros(NUM_NUMBERS, np.int64)
+    position = np.zeros(NUM_NUMBERS, np.int64)
+    path = np.zeros(NUM_NUMBERS + 1, np.int64)
+    out_code = np.empty(cap, np.int64)
+    out_used = np.empty((cap, 5), np.int64)
+    out_value = np.empty(cap, np.int64)
+    tiles = np.empty(cap, np.int64)
+    opt_u = np.empty((4, 3, 3), np.int64)
+    opt_code = np.empty((4, 3, 3), np.int64)
+    opt_def = np.empty((4, 3, 3), np.int64)
+    opt_n = np.zeros((4, 3), np.int64)
+    weight = np.zeros(NUM_KINDS, np.int64)
+    jokers_max = min(mand[JOKER] + opt[JOKER], 2)
+    jokers_min = mand[JOKER]
+    table_mask = dead_keys.shape[0] - 2  # the last slot holds the call counter
+    dead_stamp[-1] += 1
+    stamp = dead_stamp[-1]
+    nodes = 0
+    depth = 0  # expanding the state path[depth] of layer depth through number depth + 1
+    expand = True
+    while True:
+        if expand:
+            nodes += 1
+            if nodes > budget:
+                return -1
+            count = _successors(
+                depth + 1,
+                path[depth],
+                mand,
+                opt,
+                weight,
+                False,
+                0,
+                0,
+                jokers_max,
+                valid_sets,
+                set_counts,
+                splits,
+                base,
+                out_code,
+                out_used,
+                out_value,
+                opt_u,
+                opt_code,
+                opt_def,
+                opt_n,
+            )
+            if count < 0:
+                return -1
+            for t in range(count):
+                codes[depth, t] = out_code[t]
+                tiles[t] = out_used[t, 0] + out_used[t, 1] + out_used[t, 2] + out_used[t, 3] + out_used[t, 4]
+                for k in range(4):
+                    used[depth, t, k] = out_used[t, k]
+                # insertion by tile count, most tiles first (stable)
+                j = t
+                while j > 0 and tiles[order[depth, j - 1]] < tiles[t]:
+                    order[depth, j] = order[depth, j - 1]
+                    j -= 1
+                order[depth, j] = t
+            counts[depth] = count
+            position[depth] = 0
+            expand = False
+        if position[depth] == counts[depth]:
+            key = depth * 1_000_000_000 + path[depth]
+            slot = (key * 2654435761) & table_mask
+            while dead_stamp[slot] == stamp:
+                slot = (slot + 1) & table_mask
+            dead_stamp[slot] = stamp
+            dead_keys[slot] = key
+            if depth == 0:
+                return 0
+            depth -= 1
+            continue
+        t = order[depth, position[depth]]
+        position[depth] += 1
+        nxt = codes[depth, t]
+        if depth == NUM_NUMBERS - 1:
+            if nxt // base[4] < jokers_min:
+                continue
+            # found: mark the optional kinds this placement uses
+            for d in range(NUM_NUMBERS):
+                chosen = order[d, position[d] - 1]
+                for c in range(4):
+                    kind = c * NUM_NUMBERS + d
+                    if used[d, chosen, c] > mand[kind]:
+                        proven[kind] = True
+            if nxt // base[4] > jokers_min:
+                proven[JOKER] = True
+            return 1
+        key = (depth + 1) * 1_000_000_000 + nxt
+        slot = (key * 2654435761) & table_mask
+        known_dead = False
+        while dead_stamp[slot] == stamp:
+            if dead_keys[slot] == key:
+                known_dead = True
+                break
+            slot = (slot + 1) & table_mask
+        if known_dead:
+            continue
+        depth += 1
+        path[depth] = nxt
+        expand = True
 
 
 @_jit
@@ -437,6 +630,85 @@ def _mandatory_only(states, layer_start, e_src, e_dst, e_used, e_value, edge_sta
         if not open_short and state // base[4] == jokers_min and best[si] > result:
             result = best[si]
     return result
+
+
+#: nodes a depth-first search may expand before the exact layered graph takes over
+DFS_BUDGET = 4000
+
+
+#: the searches' reusable buffers (one search at a time: the Rummy engine is single-threaded)
+_DFS_CAP = 1024
+_DFS_CODES = np.empty((NUM_NUMBERS, _DFS_CAP), np.int64)
+_DFS_USED = np.empty((NUM_NUMBERS, _DFS_CAP, 4), np.int8)
+_DFS_ORDER = np.empty((NUM_NUMBERS, _DFS_CAP), np.int64)
+#: dead states: at most DFS_BUDGET of them, so a table of 2 x 4096 slots stays at most half full
+_DFS_DEAD_KEYS = np.zeros(8192 + 1, np.int64)
+_DFS_DEAD_STAMP = np.zeros(8192 + 1, np.int64)
+
+
+def _search(mandatory: np.ndarray, optional: np.ndarray, proven: np.ndarray) -> int:
+    return int(
+        _dfs(
+            mandatory,
+            optional,
+            VALID_SETS,
+            VALID_SETS_COUNT,
+            SPLITS_ARRAY,
+            COLOUR_BASE,
+            DFS_BUDGET,
+            proven,
+            _DFS_CODES,
+            _DFS_USED,
+            _DFS_ORDER,
+            _DFS_DEAD_KEYS,
+            _DFS_DEAD_STAMP,
+        )
+    )
+
+
+def fits(mandatory: np.ndarray) -> bool:
+    """Whether exactly these tiles split into melds (no objective): a depth-first search, which finds a
+    split quickly when there is one, with the layered graph as the exact fallback past its budget."""
+    found = _search(mandatory, NO_TILES, np.zeros(NUM_KINDS, np.bool_))
+    if found < 0:
+        return best_value(mandatory, NO_TILES, False, 0) is not None
+    return found == 1
+
+
+def addable_kinds(mandatory: np.ndarray, optional: np.ndarray, alone: bool = True) -> tuple[np.ndarray, bool]:
+    """:func:`mask_query` without an objective (after the first play), by depth-first searches.
+
+    One search for a placement using as many optional tiles as it can proves every kind it uses;
+    each kind still open gets its own search with one copy made mandatory. A search past its budget
+    hands the whole question to the layered graph, so the answer is always exact. ``alone=False``
+    skips the second answer (whether the mandatory tiles split alone; then False).
+    """
+    proven = np.zeros(NUM_KINDS, np.bool_)
+    found = _search(mandatory, optional, proven)
+    if found == 0:
+        return proven, False  # nothing splits, not even the mandatory tiles alone
+    if found > 0:
+        candidates = [int(k) for k in np.flatnonzero(optional)]
+        if JOKER in candidates and mandatory[JOKER] >= 2:
+            candidates.remove(JOKER)
+        for kind in candidates:
+            if proven[kind]:
+                continue
+            more, fewer = mandatory.copy(), optional.copy()
+            more[kind] += 1
+            fewer[kind] -= 1
+            found = _search(more, fewer, proven)
+            if found < 0:
+                break
+            proven[kind] = found == 1
+    if found >= 0:
+        if not alone:
+            return proven, False
+        fits_alone = _search(mandatory, NO_TILES, np.zeros(NUM_KINDS, np.bool_))
+        if fits_alone >= 0:
+            return proven, fits_alone == 1
+    addable, value = mask_query(mandatory, optional, NO_TILES, False, 0, NEG)
+    return addable, value is not None
 
 
 class PlayGraph:
