@@ -28,8 +28,17 @@ O(13 * S * T) with S, T constants independent of the hand size: polynomial
 (linear in the numbers) and exact. Compiled with numba. Measured on random
 Rummy games: the median mask query takes about 0.05 ms (a few hundred
 states); the worst cases are dense tables holding both jokers with a large
-hand (up to ~10^5 live states, ~2 s): jokers let far more run/set shapes
-survive each column. A tighter normal form for jokers is the known next step.
+hand (up to ~10^5 live states, seconds): jokers let far more run/set shapes
+survive each column, and there nearly every state is alive. Exact reductions
+applied: a joker in a colour's runs while a natural of the same kind sits in
+a set is the same edge as the swapped pair (kept once); 3+ runs beyond what
+the next number can extend are capped (same future); only the natural splits
+that make valid sets are enumerated. For those worst cases the engine's
+queries without an objective (after the first play) use depth-first searches
+(:func:`addable_kinds`, :func:`fits`) over the same transitions
+(:func:`_successors`): a dense table has a split, and a search finds one in a
+few hundred nodes; past a node budget the whole graph answers, so every
+answer stays exact.
 
 The same layered graph gives, from one forward and one backward pass, the
 answer to every "can one more tile of kind k be placed?" question at once
@@ -108,6 +117,10 @@ SPLITS_ARRAY = np.array([(*split, total) for total in range(3) for split in _JOK
 #: then jokers used * 125**4
 COLOUR_BASE = np.array([1, 125, 125**2, 125**3, 125**4], dtype=np.int64)
 NO_TILES = np.zeros(NUM_KINDS, dtype=np.int64)
+UNLIMITED = 2**62
+#: states the layered graph may build for the engine's queries after the first play before the
+#: depth-first searches take over (a dense table holding jokers can need 10^5)
+GRAPH_BUDGET = 3000
 
 
 @_jit
@@ -270,9 +283,23 @@ def _successors(
 
 @_jit
 def _build(
-    mand, opt, weight, joker_at_number, joker_weight, free_jokers, jokers_max, valid_sets, set_counts, splits, base
+    mand,
+    opt,
+    weight,
+    joker_at_number,
+    joker_weight,
+    free_jokers,
+    jokers_max,
+    valid_sets,
+    set_counts,
+    splits,
+    base,
+    max_states,
 ):
-    """Forward pass: the layered graph's states, best values so far and edges (see PlayGraph)."""
+    """Forward pass: the layered graph's states, best values so far and edges (see PlayGraph).
+
+    Past ``max_states`` states it stops early and sets ``layer_start[-1] = -1`` (the caller asked for a
+    cheap answer or none)."""
     cap_states = 1024
     cap_edges = 4096
     states = np.empty(cap_states, np.int64)
@@ -382,6 +409,9 @@ def _build(
                 e_value[n_edges] = value
                 n_edges += 1
         layer_start[number + 1] = n_states
+        if n_states > max_states:
+            layer_start[NUM_NUMBERS + 1] = -1
+            break
     edge_start[NUM_NUMBERS] = n_edges
     return (
         states[:n_states],
@@ -554,29 +584,35 @@ def _addable(
 
 
 @_jit
-def _mask_query(mand, opt, weight, joker_at_number, free_jokers, minimum, valid_sets, set_counts, splits, base):
+def _mask_query(
+    mand, opt, weight, joker_at_number, free_jokers, minimum, valid_sets, set_counts, splits, base, max_states
+):
     """The Rummy mask's two questions in one call: which kinds can still join (``addable``) and the best
-    value of the mandatory tiles alone (NEG: they do not split)."""
+    value of the mandatory tiles alone (NEG: they do not split); ``ok`` False: over ``max_states``."""
     jokers_max = min(mand[JOKER] + opt[JOKER], 2)
     states, forward, layer_start, e_src, e_dst, e_used, e_value, edge_start = _build(
-        mand, opt, weight, joker_at_number, 0, free_jokers, jokers_max, valid_sets, set_counts, splits, base
+        mand, opt, weight, joker_at_number, 0, free_jokers, jokers_max, valid_sets, set_counts, splits, base, max_states
     )
+    if layer_start[NUM_NUMBERS + 1] < 0:
+        return np.zeros(NUM_KINDS, np.bool_), NEG, False
     backward = _backward(states, layer_start, e_src, e_dst, e_value, mand[JOKER], base)
     addable = _addable(
         states, forward, backward, layer_start, e_src, e_dst, e_used, e_value, edge_start, mand, opt, minimum, base
     )
     alone = _mandatory_only(states, layer_start, e_src, e_dst, e_used, e_value, edge_start, mand, mand[JOKER], base)
-    return addable, alone
+    return addable, alone, True
 
 
 @_jit
-def _best_value(mand, opt, weight, joker_at_number, free_jokers, valid_sets, set_counts, splits, base):
-    """The best objective of a placement (NEG when none): a feasibility question in one call."""
+def _best_value(mand, opt, weight, joker_at_number, free_jokers, valid_sets, set_counts, splits, base, max_states):
+    """The best objective of a placement (NEG when none) and whether it stayed within ``max_states``."""
     jokers_max = min(mand[JOKER] + opt[JOKER], 2)
     states, _forward, layer_start, e_src, e_dst, _e_used, e_value, _edge_start = _build(
-        mand, opt, weight, joker_at_number, 0, free_jokers, jokers_max, valid_sets, set_counts, splits, base
+        mand, opt, weight, joker_at_number, 0, free_jokers, jokers_max, valid_sets, set_counts, splits, base, max_states
     )
-    return _backward(states, layer_start, e_src, e_dst, e_value, mand[JOKER], base)[0]
+    if layer_start[NUM_NUMBERS + 1] < 0:
+        return NEG, False
+    return _backward(states, layer_start, e_src, e_dst, e_value, mand[JOKER], base)[0], True
 
 
 def mask_query(
@@ -592,14 +628,16 @@ def mask_query(
     The engine's fast path (int64 arrays of 53 counts, no checks): one compiled call per mask.
     """
     tables = (VALID_SETS, VALID_SETS_COUNT, SPLITS_ARRAY, COLOUR_BASE)
-    addable, alone = _mask_query(mandatory, optional, weights, joker_at_number, free_jokers, minimum, *tables)
+    addable, alone, _ok = _mask_query(
+        mandatory, optional, weights, joker_at_number, free_jokers, minimum, *tables, UNLIMITED
+    )
     return addable, None if alone == NEG else int(alone)
 
 
 def best_value(mandatory: np.ndarray, weights: np.ndarray, joker_at_number: bool, free_jokers: int) -> int | None:
     """Best value of a placement of exactly ``mandatory`` (None: it does not split). Engine fast path."""
     tables = (VALID_SETS, VALID_SETS_COUNT, SPLITS_ARRAY, COLOUR_BASE)
-    value = _best_value(mandatory, NO_TILES, weights, joker_at_number, free_jokers, *tables)
+    value, _ok = _best_value(mandatory, NO_TILES, weights, joker_at_number, free_jokers, *tables, UNLIMITED)
     return None if value == NEG else int(value)
 
 
@@ -667,8 +705,12 @@ def _search(mandatory: np.ndarray, optional: np.ndarray, proven: np.ndarray) -> 
 
 
 def fits(mandatory: np.ndarray) -> bool:
-    """Whether exactly these tiles split into melds (no objective): a depth-first search, which finds a
-    split quickly when there is one, with the layered graph as the exact fallback past its budget."""
+    """Whether exactly these tiles split into melds (no objective): the layered graph while it stays
+    small, else a depth-first search (quick to find a split when there is one), else the whole graph."""
+    tables = (VALID_SETS, VALID_SETS_COUNT, SPLITS_ARRAY, COLOUR_BASE)
+    value, ok = _best_value(mandatory, NO_TILES, NO_TILES, False, 0, *tables, GRAPH_BUDGET)
+    if ok:
+        return bool(value != NEG)
     found = _search(mandatory, NO_TILES, np.zeros(NUM_KINDS, np.bool_))
     if found < 0:
         return best_value(mandatory, NO_TILES, False, 0) is not None
@@ -679,16 +721,21 @@ def addable_kinds(mandatory: np.ndarray, optional: np.ndarray, alone: bool = Tru
     """:func:`mask_query` without an objective (after the first play), by depth-first searches.
 
     One search for a placement using as many optional tiles as it can proves every kind it uses;
-    each kind still open gets its own search with one copy made mandatory. A search past its budget
-    hands the whole question to the layered graph, so the answer is always exact. ``alone=False``
+    each kind still open gets its own search with one copy made mandatory. The layered graph answers
+    first when it stays under ``GRAPH_BUDGET`` states (the common case, and cheaper there); a search
+    past its budget hands the whole question to the unbounded graph, so the answer is always exact. ``alone=False``
     skips the second answer (whether the mandatory tiles split alone; then False).
     """
+    tables = (VALID_SETS, VALID_SETS_COUNT, SPLITS_ARRAY, COLOUR_BASE)
+    addable, value, ok = _mask_query(mandatory, optional, NO_TILES, False, 0, NEG, *tables, GRAPH_BUDGET)
+    if ok:
+        return addable, bool(value != NEG)
     proven = np.zeros(NUM_KINDS, np.bool_)
     found = _search(mandatory, optional, proven)
     if found == 0:
         return proven, False  # nothing splits, not even the mandatory tiles alone
     if found > 0:
-        candidates = [int(k) for k in np.flatnonzero(optional)]
+        candidates = [int(k) for k in np.flatnonzero(optional) if not proven[k]]
         if JOKER in candidates and mandatory[JOKER] >= 2:
             candidates.remove(JOKER)
         for kind in candidates:
@@ -765,6 +812,7 @@ class PlayGraph:
             VALID_SETS_COUNT,
             SPLITS_ARRAY,
             COLOUR_BASE,
+            UNLIMITED,
         )
         self.backward = _backward(
             self.states, self.layer_start, self.e_src, self.e_dst, self.e_value, self.jokers_min, COLOUR_BASE
