@@ -280,6 +280,26 @@ def rules_of(record: Mapping[str, Any]) -> Rules:
         raise RecordError(str(exc), field="rules") from exc
 
 
+def _check_seats_and_actions(record: Mapping[str, Any], n: int, per_seat: tuple[str, type], num_actions: int) -> None:
+    """The fields both games share: one agent (and one ``per_seat`` entry) per seat, actions in range with
+    one description each, the turn count."""
+    for name, kind in (("agents", str), per_seat, ("actions", int), ("descriptions", str)):
+        for i, value in enumerate(_want_list(record, name)):
+            if not (_is_int(value) if kind is int else isinstance(value, str)):
+                raise RecordError(f"item {i}: expected {kind.__name__}, got {_type_name(value)} {value!r}", field=name)
+    for name in ("agents", per_seat[0]):
+        if len(record[name]) != n:
+            raise RecordError(f"expected one entry per seat ({n}), got {len(record[name])}", field=name)
+    for i, a in enumerate(record["actions"]):
+        if not 0 <= a < num_actions:
+            raise RecordError(f"action {a} is out of range 0..{num_actions - 1}", field="actions", index=i)
+    if len(record["descriptions"]) != len(record["actions"]):
+        raise RecordError(
+            f"{len(record['descriptions'])} descriptions for {len(record['actions'])} actions", field="descriptions"
+        )
+    _want_int(record, "turns", 0)
+
+
 def validate_record(record: Any) -> None:
     """Check a record's shape and types (not that it replays: see :func:`replay`).
     Raises :class:`RecordError` naming the field."""
@@ -310,23 +330,7 @@ def validate_record(record: Any) -> None:
     mano = _want_int(record, "mano", 0)
     if mano >= n:
         raise RecordError(f"seat {mano} does not exist with {n} players", field="mano")
-    for name, kind in (("agents", str), ("sides", int), ("actions", int), ("descriptions", str)):
-        values = _want_list(record, name)
-        for i, value in enumerate(values):
-            ok = _is_int(value) if kind is int else isinstance(value, str)
-            if not ok:
-                raise RecordError(f"item {i}: expected {kind.__name__}, got {_type_name(value)} {value!r}", field=name)
-    for name in ("agents", "sides"):
-        if len(record[name]) != n:
-            raise RecordError(f"expected one entry per seat ({n}), got {len(record[name])}", field=name)
-    for i, a in enumerate(record["actions"]):
-        if not 0 <= a < A.NUM_ACTIONS:
-            raise RecordError(f"action {a} is out of range 0..{A.NUM_ACTIONS - 1}", field="actions", index=i)
-    if len(record["descriptions"]) != len(record["actions"]):
-        raise RecordError(
-            f"{len(record['descriptions'])} descriptions for {len(record['actions'])} actions", field="descriptions"
-        )
-    _want_int(record, "turns", 0)
+    _check_seats_and_actions(record, n, ("sides", int), A.NUM_ACTIONS)
     if record["end_reason"] not in END_REASONS:
         raise RecordError(f"expected one of {list(END_REASONS)}, got {record['end_reason']!r}", field="end_reason")
     scores = record["hand_scores"]
@@ -380,21 +384,7 @@ def _validate_rummy_record(record: Mapping[str, Any]) -> None:
     _want_int(record, "deal_seed", 0)
     if _want_int(record, "starter", 0) >= n:
         raise RecordError(f"seat {record['starter']} does not exist with {n} players", field="starter")
-    for name, kind in (("agents", str), ("actions", int), ("descriptions", str), ("hand_scores", int)):
-        for i, value in enumerate(_want_list(record, name)):
-            if not (_is_int(value) if kind is int else isinstance(value, str)):
-                raise RecordError(f"item {i}: expected {kind.__name__}, got {_type_name(value)} {value!r}", field=name)
-    for name in ("agents", "hand_scores"):
-        if len(record[name]) != n:
-            raise RecordError(f"expected one entry per seat ({n}), got {len(record[name])}", field=name)
-    for i, a in enumerate(record["actions"]):
-        if not 0 <= a < RA.NUM_ACTIONS:
-            raise RecordError(f"action {a} is out of range 0..{RA.NUM_ACTIONS - 1}", field="actions", index=i)
-    if len(record["descriptions"]) != len(record["actions"]):
-        raise RecordError(
-            f"{len(record['descriptions'])} descriptions for {len(record['actions'])} actions", field="descriptions"
-        )
-    _want_int(record, "turns", 0)
+    _check_seats_and_actions(record, n, ("hand_scores", int), RA.NUM_ACTIONS)
     if record["end_reason"] not in RUMMY_END_REASONS:
         raise RecordError(
             f"expected one of {list(RUMMY_END_REASONS)}, got {record['end_reason']!r}", field="end_reason"
