@@ -327,3 +327,15 @@ def test_heuristic_sheds_when_the_stock_is_empty() -> None:
     )
     play_turn(agent, state)
     assert tiles_text(state.hands[0]) == "Y1" and state.hands[1].sum() > 1
+
+
+def test_import_burako_env_leaves_rummy_for_first_use() -> None:
+    """`import burako_env` does not build the Rummy tables; `burako_env.rummy_env` loads them when asked."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, burako_env; assert 'burako_env.rummy.partition' not in sys.modules; "
+        "burako_env.rummy_env(num_players=2); assert 'burako_env.rummy.partition' in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
