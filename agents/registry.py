@@ -35,6 +35,7 @@ AGENTS: dict[str, str] = {
     "policy": "agents.policy:PolicyAgent",
     # Rummy (burako_env.rummy); "random" plays both games
     "rummy-heuristic": "agents.rummy_heuristic:RummyHeuristic",
+    "rummy-greedy": "agents.rummy_heuristic:RummyGreedy",
 }
 
 

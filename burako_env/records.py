@@ -33,6 +33,24 @@ is allowed):
 |              |                         | ``state.side_rewards()``, one float per side               |
 | meta         | object (optional)       | free data of the writer (e.g. the evaluation pairing)      |
 
+``game`` (optional, str): ``"burako"`` (the table above; a record without
+the field is a Burako record, as every record written before the field was)
+or ``"rummy"``. A Rummy record (one hand of ``burako_env.rummy``, dealt by
+``RummyState.new_game(default_rng(deal_seed), rules, num_players)``) has
+``format``, ``game``, ``num_players``, ``deal_seed``, ``agents``, ``actions``,
+``descriptions`` (``rummy.actions.describe_action``), ``turns`` as above, and
+
+| field        | type                    | contents                                                   |
+|--------------|-------------------------|------------------------------------------------------------|
+| rules        | object                  | ``RummyRules.to_dict()``                                   |
+| starter      | int                     | the seat that started the hand, drawn by the deal (R11i)   |
+| end_reason   | str                     | closed or blocked (R8, R9)                                 |
+| hand_scores  | list[int], one per seat | each seat's hand total (R10; the closer's is 0)            |
+| result       | object                  | ``{"closer": seat or null, "winners": [seats],             |
+|              |                         | "rewards": [floats]}`` (``hand_winners()``,                |
+|              |                         | ``hand_rewards("score")``)                                 |
+| meta         | object (optional)       | as above                                                   |
+
 Every problem is a :class:`RecordError` (a ``ValueError``) saying where it
 is: the line of the file, the field, or the index of the action.
 """
@@ -44,7 +62,7 @@ import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -52,6 +70,9 @@ from burako_env import actions as A
 from burako_env.engine import CLOSED, STOCK_EXHAUSTED, TRUNCATED, VOID, GameState, IllegalActionError
 from burako_env.outcomes import hand_winner
 from burako_env.rules import Rules, RulesError, load_rules
+
+if TYPE_CHECKING:
+    from burako_env.rummy.engine import RummyState
 
 FORMAT_VERSION = 1
 END_REASONS = (CLOSED, STOCK_EXHAUSTED, VOID, TRUNCATED)
@@ -71,7 +92,24 @@ REQUIRED_FIELDS = (
     "hand_scores",
     "result",
 )
-OPTIONAL_FIELDS = ("meta",)
+OPTIONAL_FIELDS = ("meta", "game")
+GAMES = ("burako", "rummy")
+RUMMY_END_REASONS = ("closed", "blocked")
+RUMMY_REQUIRED_FIELDS = (
+    "format",
+    "game",
+    "rules",
+    "num_players",
+    "deal_seed",
+    "starter",
+    "agents",
+    "actions",
+    "descriptions",
+    "turns",
+    "end_reason",
+    "hand_scores",
+    "result",
+)
 
 
 class RecordError(ValueError):
@@ -125,6 +163,7 @@ def build_record(
         raise ValueError("build_record: the hand is not over")
     record: dict[str, Any] = {
         "format": FORMAT_VERSION,
+        "game": "burako",
         "rules": state.rules.to_dict(),
         "num_players": state.num_players,
         "deal_seed": int(deal_seed),
@@ -141,6 +180,55 @@ def build_record(
     if meta is not None:
         record["meta"] = dict(meta)
     return record
+
+
+def build_rummy_record(
+    state: RummyState,
+    deal_seed: int,
+    starter: int,
+    agents: list[str],
+    actions: list[int],
+    meta: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The record of a finished Rummy hand (``state`` is its final state; see the module docstring)."""
+    from burako_env.rummy import actions as RA
+
+    if state.phase == state.phase.PLAY:
+        raise ValueError("build_rummy_record: the hand is not over")
+    record: dict[str, Any] = {
+        "format": FORMAT_VERSION,
+        "game": "rummy",
+        "rules": state.rules.to_dict(),
+        "num_players": state.num_players,
+        "deal_seed": int(deal_seed),
+        "starter": int(starter),
+        "agents": [str(a) for a in agents],
+        "actions": [int(a) for a in actions],
+        "descriptions": [RA.describe_action(int(a)) for a in actions],
+        "turns": state.turns,
+        "end_reason": _rummy_end_reason(state),
+        "hand_scores": [int(x) for x in state.hand_scores or []],
+        "result": _rummy_result(state),
+    }
+    if meta is not None:
+        record["meta"] = dict(meta)
+    return record
+
+
+def _rummy_end_reason(state: RummyState) -> str:
+    return "blocked" if state.blocked else "closed"
+
+
+def _rummy_result(state: RummyState) -> dict[str, Any]:
+    return {"closer": state.closer, "winners": state.hand_winners(), "rewards": state.hand_rewards("score")}
+
+
+def game_of(record: Mapping[str, Any]) -> str:
+    """The record's game: its ``game`` field, ``"burako"`` when absent (records written before the field)."""
+    game = record.get("game", "burako")
+    if game not in GAMES:
+        raise RecordError(f"unknown game {game!r}; known games: {list(GAMES)}", field="game")
+    return str(game)
 
 
 # ---------------------------------------------------------------------- validation
@@ -192,6 +280,26 @@ def rules_of(record: Mapping[str, Any]) -> Rules:
         raise RecordError(str(exc), field="rules") from exc
 
 
+def _check_seats_and_actions(record: Mapping[str, Any], n: int, per_seat: tuple[str, type], num_actions: int) -> None:
+    """The fields both games share: one agent (and one ``per_seat`` entry) per seat, actions in range with
+    one description each, the turn count."""
+    for name, kind in (("agents", str), per_seat, ("actions", int), ("descriptions", str)):
+        for i, value in enumerate(_want_list(record, name)):
+            if not (_is_int(value) if kind is int else isinstance(value, str)):
+                raise RecordError(f"item {i}: expected {kind.__name__}, got {_type_name(value)} {value!r}", field=name)
+    for name in ("agents", per_seat[0]):
+        if len(record[name]) != n:
+            raise RecordError(f"expected one entry per seat ({n}), got {len(record[name])}", field=name)
+    for i, a in enumerate(record["actions"]):
+        if not 0 <= a < num_actions:
+            raise RecordError(f"action {a} is out of range 0..{num_actions - 1}", field="actions", index=i)
+    if len(record["descriptions"]) != len(record["actions"]):
+        raise RecordError(
+            f"{len(record['descriptions'])} descriptions for {len(record['actions'])} actions", field="descriptions"
+        )
+    _want_int(record, "turns", 0)
+
+
 def validate_record(record: Any) -> None:
     """Check a record's shape and types (not that it replays: see :func:`replay`).
     Raises :class:`RecordError` naming the field."""
@@ -202,6 +310,9 @@ def validate_record(record: Any) -> None:
     version = record["format"]
     if not _is_int(version) or version != FORMAT_VERSION:
         raise RecordError(f"unknown format version {version!r} (this reader knows {FORMAT_VERSION})", field="format")
+    if game_of(record) == "rummy":
+        _validate_rummy_record(record)
+        return
     for name in REQUIRED_FIELDS:
         if name not in record:
             raise RecordError("missing field", field=name)
@@ -219,23 +330,7 @@ def validate_record(record: Any) -> None:
     mano = _want_int(record, "mano", 0)
     if mano >= n:
         raise RecordError(f"seat {mano} does not exist with {n} players", field="mano")
-    for name, kind in (("agents", str), ("sides", int), ("actions", int), ("descriptions", str)):
-        values = _want_list(record, name)
-        for i, value in enumerate(values):
-            ok = _is_int(value) if kind is int else isinstance(value, str)
-            if not ok:
-                raise RecordError(f"item {i}: expected {kind.__name__}, got {_type_name(value)} {value!r}", field=name)
-    for name in ("agents", "sides"):
-        if len(record[name]) != n:
-            raise RecordError(f"expected one entry per seat ({n}), got {len(record[name])}", field=name)
-    for i, a in enumerate(record["actions"]):
-        if not 0 <= a < A.NUM_ACTIONS:
-            raise RecordError(f"action {a} is out of range 0..{A.NUM_ACTIONS - 1}", field="actions", index=i)
-    if len(record["descriptions"]) != len(record["actions"]):
-        raise RecordError(
-            f"{len(record['descriptions'])} descriptions for {len(record['actions'])} actions", field="descriptions"
-        )
-    _want_int(record, "turns", 0)
+    _check_seats_and_actions(record, n, ("sides", int), A.NUM_ACTIONS)
     if record["end_reason"] not in END_REASONS:
         raise RecordError(f"expected one of {list(END_REASONS)}, got {record['end_reason']!r}", field="end_reason")
     scores = record["hand_scores"]
@@ -261,6 +356,42 @@ def validate_record(record: Any) -> None:
         or not all(isinstance(r, (int, float)) and not isinstance(r, bool) and math.isfinite(r) for r in rewards)
     ):
         raise RecordError(f"side_rewards must be a list of {sides} finite numbers, got {rewards!r}", field="result")
+    if "meta" in record and not isinstance(record["meta"], Mapping):
+        raise RecordError(f"expected an object, got {_type_name(record['meta'])}", field="meta")
+
+
+def _validate_rummy_record(record: Mapping[str, Any]) -> None:
+    from burako_env.rummy import actions as RA
+    from burako_env.rummy.rules import load_rummy_rules
+
+    for name in RUMMY_REQUIRED_FIELDS:
+        if name not in record:
+            raise RecordError("missing field", field=name)
+    unknown = sorted(set(record) - set(RUMMY_REQUIRED_FIELDS) - set(OPTIONAL_FIELDS))
+    if unknown:
+        raise RecordError(f"unknown field(s) {unknown}; extra data belongs in 'meta'", field=unknown[0])
+    if not isinstance(record["rules"], Mapping):
+        raise RecordError(
+            f"expected an object (RummyRules.to_dict()), got {_type_name(record['rules'])}", field="rules"
+        )
+    try:
+        rules = load_rummy_rules(dict(record["rules"]))
+    except RulesError as exc:
+        raise RecordError(str(exc), field="rules") from exc
+    n = _want_int(record, "num_players")
+    if n not in rules.players:
+        raise RecordError(f"{n} players is not allowed by rules {rules.name!r}", field="num_players")
+    _want_int(record, "deal_seed", 0)
+    if _want_int(record, "starter", 0) >= n:
+        raise RecordError(f"seat {record['starter']} does not exist with {n} players", field="starter")
+    _check_seats_and_actions(record, n, ("hand_scores", int), RA.NUM_ACTIONS)
+    if record["end_reason"] not in RUMMY_END_REASONS:
+        raise RecordError(
+            f"expected one of {list(RUMMY_END_REASONS)}, got {record['end_reason']!r}", field="end_reason"
+        )
+    result = record["result"]
+    if not isinstance(result, Mapping) or sorted(result) != ["closer", "rewards", "winners"]:
+        raise RecordError("expected an object with keys 'closer', 'winners' and 'rewards'", field="result")
     if "meta" in record and not isinstance(record["meta"], Mapping):
         raise RecordError(f"expected an object, got {_type_name(record['meta'])}", field="meta")
 
@@ -354,13 +485,16 @@ class ReplayStep:
     seat: int | None
     action: int | None
     description: str | None
-    state: GameState
+    state: Any  # GameState, or RummyState for a Rummy record
 
 
 def _replay(record: Mapping[str, Any], copies: bool) -> Iterator[ReplayStep]:
     """The one replay loop: checks everything as it goes, yields each position
     (fresh clones when ``copies``, for UIs that keep them)."""
     validate_record(record)
+    if game_of(record) == "rummy":
+        yield from _replay_rummy(record, copies)
+        return
     rules = rules_of(record)
     n = record["num_players"]
     state = GameState.new_game(np.random.default_rng(record["deal_seed"]), rules, n)
@@ -403,6 +537,55 @@ def _replay(record: Mapping[str, Any], copies: bool) -> Iterator[ReplayStep]:
         yield ReplayStep(len(record["actions"]), None, None, None, state)
 
 
+def _replay_rummy(record: Mapping[str, Any], copies: bool) -> Iterator[ReplayStep]:
+    """:func:`_replay` for a Rummy record: same checks, on the Rummy engine."""
+    from burako_env.rummy import actions as RA
+    from burako_env.rummy.engine import IllegalActionError as RummyIllegal
+    from burako_env.rummy.engine import Phase, RummyState
+    from burako_env.rummy.rules import load_rummy_rules
+
+    rules = load_rummy_rules(dict(record["rules"]))
+    state = RummyState.new_game(np.random.default_rng(record["deal_seed"]), rules, record["num_players"])
+    if state.starter != record["starter"]:
+        raise RecordError(
+            f"the deal's starter is seat {state.starter}, the record says {record['starter']}", field="starter"
+        )
+    if copies:
+        yield ReplayStep(0, None, None, None, state.clone())
+    for k, (action, text) in enumerate(zip(record["actions"], record["descriptions"], strict=True)):
+        if state.phase != Phase.PLAY:
+            raise RecordError(f"the hand ended after {k} actions; {len(record['actions']) - k} more recorded", index=k)
+        seat = state.current
+        described = RA.describe_action(action)
+        if described != text:
+            raise RecordError(f"action {action} is {described!r}, the record says {text!r}", index=k)
+        try:
+            state.step(action)
+        except RummyIllegal as exc:
+            raise RecordError(f"does not replay: {exc}", index=k) from exc
+        if copies:
+            yield ReplayStep(k + 1, seat, action, text, state.clone())
+    if state.phase == Phase.PLAY:
+        raise RecordError(
+            f"the record ends after {len(record['actions'])} actions but the hand is not over "
+            f"(seat {state.current} to act)",
+            field="actions",
+        )
+    for name, replayed in (
+        ("turns", state.turns),
+        ("end_reason", _rummy_end_reason(state)),
+        ("hand_scores", [int(x) for x in state.hand_scores or []]),
+        ("result", _rummy_result(state)),
+    ):
+        recorded = record[name]
+        if name == "result":
+            recorded = {**recorded, "rewards": [float(r) for r in recorded["rewards"]]}
+        if replayed != recorded:
+            raise RecordError(f"the replay gives {replayed!r}, the record says {record[name]!r}", field=name)
+    if not copies:
+        yield ReplayStep(len(record["actions"]), None, None, None, state)
+
+
 def _check_outcome(record: Mapping[str, Any], state: GameState) -> None:
     if state.end_reason != record["end_reason"]:
         raise RecordError(
@@ -433,10 +616,11 @@ def _check_outcome(record: Mapping[str, Any], state: GameState) -> None:
         )
 
 
-def replay(record: Mapping[str, Any]) -> GameState:
-    """Rebuild the hand from its seed and actions and check it reproduces the
-    record exactly (E4): every description, the end reason, the turn count,
-    the breakdown and the result. Returns the final state; any difference is a
+def replay(record: Mapping[str, Any]) -> Any:
+    """Rebuild the hand (a Burako ``GameState``, a ``RummyState`` for a Rummy
+    record) from its seed and actions and check it reproduces the record
+    exactly (E4): every description, the end reason, the turn count, the
+    breakdown and the result. Returns the final state; any difference is a
     :class:`RecordError` naming the action index or the field."""
     final = None
     for step in _replay(record, copies=False):

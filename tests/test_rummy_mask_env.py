@@ -12,6 +12,7 @@ import burako_env
 from burako_env.rummy import actions as A
 from burako_env.rummy.engine import NO_TILE, Phase, RummyState
 from burako_env.rummy.observation import OBSERVATION_SIZE, encode
+from burako_env.rummy.rules import load_rummy_rules
 from burako_env.rummy.scenario import build_rummy_state
 from burako_env.scenario import tiles_text
 from burako_env.tiles import JOKER, KIND_NUMBER_LIST, NUM_KINDS
@@ -138,28 +139,64 @@ def test_e3_mask_equals_the_oracle_on_5000_states() -> None:
     assert with_pending > 1000 and with_commit > 500
 
 
-@pytest.mark.parametrize("num_players", [2, 3, 4])
-def test_properties_over_random_hands(num_players: int) -> None:
-    """E1-E4 over 2,000 random hands per player count: conservation, a legal action always, every
-    unmasked action applies, observations hide nothing else (E2), JSON round trip, clone independence."""
+def check_whole_random_hands(num_players: int, hands: int) -> None:
+    """E1-E5, R4, R8-R10 over whole hands played to the end with random legal
+    actions: tiles conserved at every step (E1), the player to act always has an action and every
+    unmasked action applies (E3), END_TURN only with nothing pending; at one random step per hand the
+    observer's view hides nothing else (E2: a determinized state looks the same to him) and a clone is
+    independent; at the end the hand is closed by the player who placed the closing tile (R8) or
+    blocked with an empty stock (R9), the totals are R10's, the rewards zero-sum (E5), the JSON round
+    trip exact (E4)."""
+    rules = load_rummy_rules("rummy")
     rng = np.random.default_rng(num_players)
-    for hand_index in range(2000):
-        state = RummyState.new_game(np.random.default_rng(hand_index * 10 + num_players), "rummy", num_players)
-        for _ in range(int(rng.integers(0, 4))):  # a few random decisions into the hand
+    closed = blocked = 0
+    for hand_index in range(hands):
+        state = RummyState.new_game(np.random.default_rng(hand_index * 10 + num_players), rules, num_players)
+        probe = int(rng.integers(0, 60))
+        steps = 0
+        while state.phase == Phase.PLAY:
             mask = state.legal_mask()
             assert mask.any()  # E3: the player to act always has an action
+            assert mask[A.END_TURN] == (not state.pending.any() and not state.pending_closing)
+            if steps == probe:
+                observer = int(rng.integers(num_players))
+                other = state.determinize(observer, rng)
+                assert np.array_equal(encode(other, observer), encode(state, observer))  # E2
+                copy = state.clone()
+                copy.step(int(rng.choice(np.flatnonzero(mask))))
+                copy.check_conservation()
+                assert np.array_equal(state.legal_mask(), mask) and state.to_json() != copy.to_json()
             state.step(int(rng.choice(np.flatnonzero(mask))))
             state.check_conservation()  # E1
-        mask = state.legal_mask()
-        assert mask.any() and mask[A.END_TURN] == (not state.pending.any() and not state.pending_closing)
-        observer = int(rng.integers(num_players))
-        other = state.determinize(observer, rng)
-        assert np.array_equal(encode(other, observer), encode(state, observer))  # E2
-        assert RummyState.from_json(state.to_json()).to_json() == state.to_json()
-        copy = state.clone()
-        copy.step(int(rng.choice(np.flatnonzero(mask))))
-        copy.check_conservation()
-        assert state.to_json() != copy.to_json()
+            steps += 1
+        values = [state.hand_value(p) for p in range(num_players)]
+        if state.closer is None:
+            blocked += 1
+            assert state.blocked and not state.stock and state.closing_tile != NO_TILE  # R9
+            assert state.hand_scores == values
+        else:
+            closed += 1
+            assert not state.blocked and state.closing_tile == NO_TILE and state.hand_size(state.closer) == 0  # R8
+            assert state.hand_scores == [0 if p == state.closer else values[p] for p in range(num_players)]  # R10
+            assert state.hand_winners() == [state.closer]
+        assert state.match_scores == state.hand_scores
+        assert abs(sum(state.hand_rewards("score"))) < 1e-9 and abs(sum(state.hand_rewards("win"))) < 1e-9  # E5
+        assert RummyState.from_json(state.to_json()).to_json() == state.to_json()  # E4
+    assert closed > hands // 2
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_properties_over_whole_random_hands(num_players: int) -> None:
+    """The properties of :func:`check_whole_random_hands` over 300 whole hands per player count (CI)."""
+    check_whole_random_hands(num_players, 300)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_properties_over_2000_whole_random_hands_slow(num_players: int) -> None:
+    """The same over 2,000 whole hands per player count (about 4 min on one core of the shared machine).
+    Run: pytest -m slow tests/test_rummy_mask_env.py -k 2000"""
+    check_whole_random_hands(num_players, 2000)
 
 
 def test_env_api_seed_render() -> None:
@@ -220,37 +257,85 @@ def test_agents_play_rummy() -> None:
         assert env.game.phase != Phase.PLAY
 
 
-def test_heuristic_plans_the_most_value_and_keeps_jokers() -> None:
-    """The heuristic's first decision aims at the highest-value legal play, without its joker."""
-    from agents.rummy_heuristic import RummyHeuristic
+def play_turn(agent: object, state: RummyState) -> list[int]:
+    """The actions ``agent`` takes in the current player's turn (applied to ``state``)."""
+    player, played = state.current, []
+    while state.current == player and state.phase == Phase.PLAY:
+        action = agent.act({"observation": encode(state, player), "action_mask": state.legal_mask()})
+        played.append(action)
+        state.step(action)
+    return played
+
+
+def test_greedy_plans_the_most_value_and_keeps_jokers() -> None:
+    """The greedy player's turn places the highest-value legal play, without its joker."""
+    from agents.rummy_heuristic import RummyGreedy
 
     state = build_rummy_state(
         hands={0: "R5 R6 R7 K10 K11 K12 * Y1", 1: "Y5"}, table=["B1 B2 B3"], closing="B9", first_play={0: True}
     )
-    agent = RummyHeuristic()
+    agent = RummyGreedy()
     agent.reset(0, state.rules, 2)
-    played = []
-    while state.current == 0:
-        obs = {"observation": encode(state, 0), "action_mask": state.legal_mask()}
-        action = agent.act(obs)
-        played.append(action)
-        state.step(action)
+    played = play_turn(agent, state)
     assert tiles_text(np.bincount([a for a in played if a < NUM_KINDS], minlength=NUM_KINDS)) == "K10 K11 K12 R5 R6 R7"
     assert played[-1] == A.COMMIT and state.hands[0, JOKER] == 1
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("num_players", [2, 3, 4])
-def test_full_random_hands_slow(num_players: int) -> None:
-    """E1, E3, R9 over 300 whole hands of random play: conservation at every step, always an action,
-    every hand ends (closed or blocked). Run: pytest -m slow tests/test_rummy_mask_env.py"""
-    rng = np.random.default_rng(num_players)
-    for seed in range(300):
-        state = RummyState.new_game(np.random.default_rng(seed), "rummy", num_players)
-        while state.phase == Phase.PLAY:
-            mask = state.legal_mask()
-            assert mask.any()
-            state.step(int(rng.choice(np.flatnonzero(mask))))
-            state.check_conservation()
-        assert (state.closer is None) == state.blocked
-        assert sum(state.hand_scores) == sum(state.hand_value(p) for p in range(num_players) if p != state.closer)
+def test_heuristic_first_play_then_holds_then_closes() -> None:
+    """R5, R8: the heuristic makes its first play at once (the most value, joker kept), then keeps its
+    tiles while the stock has some (playing only feeds the others' closing test), and closes when legal."""
+    from agents.rummy_heuristic import RummyHeuristic
+
+    agent = RummyHeuristic()
+    agent.reset(0, None, 2)
+    state = build_rummy_state(hands={0: "R10 R11 R12 K1 K2 K3 * Y1", 1: "Y5"}, closing="B9", stock="Y2 Y3 Y4")
+    play_turn(agent, state)
+    assert tiles_text(state.table) == "K1 K2 K3 R10 R11 R12" and tiles_text(state.hands[0]) == "Y1 *"
+    state = build_rummy_state(
+        hands={0: "R5 R6 R7 K10 K11 K12 * Y1", 1: "Y5"},
+        table=["B1 B2 B3"],
+        closing="B9",
+        first_play={0: True},
+        stock="Y2",
+    )
+    assert play_turn(agent, state) == [A.END_TURN] and state.hand_size(0) == 8
+    state = build_rummy_state(
+        hands={0: "R5 R6 K10 Y1 Y3", 1: "Y5"},
+        table=["B1 B2 B3", "R7 R8 R9", "K11 K12 K13"],
+        closing="Y2",
+        first_play={0: True},
+        stock="Y3",
+    )
+    played = play_turn(agent, state)
+    assert played[-2:] == [A.ADD_CLOSING, A.COMMIT] and state.closer == 0 and state.hand_scores == [0, 5]
+
+
+def test_heuristic_sheds_when_the_stock_is_empty() -> None:
+    """R9, R10: with the stock empty a hand can end blocked and be scored by totals, so the heuristic
+    plays the most value it can, its joker included (it costs 50)."""
+    from agents.rummy_heuristic import RummyHeuristic
+
+    agent = RummyHeuristic()
+    agent.reset(0, None, 2)
+    state = build_rummy_state(
+        hands={0: "R5 R6 K10 K11 K12 * Y1", 1: "Y5"},
+        table=["B1 B2 B3"],
+        closing="B9",
+        first_play={0: True},
+        leftover=1,
+        turn_started_empty=True,
+    )
+    play_turn(agent, state)
+    assert tiles_text(state.hands[0]) == "Y1" and state.hands[1].sum() > 1
+
+
+def test_import_burako_env_leaves_rummy_for_first_use() -> None:
+    """`import burako_env` does not build the Rummy tables; `burako_env.rummy_env` loads them when asked."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, burako_env; assert 'burako_env.rummy.partition' not in sys.modules; "
+        "burako_env.rummy_env(num_players=2); assert 'burako_env.rummy.partition' in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -223,6 +225,12 @@ def test_r9_a_play_resets_the_blocked_count() -> None:
     assert state.blocked_turns == 0 and state.phase == Phase.PLAY and state.current == 2
 
 
+def three_players_seat_0_closes(**kwargs: Any) -> RummyState:
+    """Seat 0 of 3 can close with R10 R11 and the closing R12; the others hold K5 and Y5 Y6."""
+    hands = {0: "R10 R11", 1: "K5", 2: "Y5 Y6"}
+    return build_rummy_state(3, hands=hands, table=["K1 K2 K3"], closing="R12", first_play={0: True}, **kwargs)
+
+
 def test_r10_match_of_four_hands_lowest_total_wins() -> None:
     """R10, R11i: four hands; the start moves one seat left each hand; the lowest total wins; ties share."""
     rng = np.random.default_rng(0)
@@ -234,15 +242,7 @@ def test_r10_match_of_four_hands_lowest_total_wins() -> None:
         state.next_hand(rng)
         starters.append(state.starter)
     assert starters == [(starters[0] + i) % 3 for i in range(4)]
-    last = build_rummy_state(
-        num_players=3,
-        hands={0: "R10 R11", 1: "K5", 2: "Y5 Y6"},
-        table=["K1 K2 K3"],
-        closing="R12",
-        first_play={0: True},
-        match_scores=[30, 20, 9],
-        hand_number=3,
-    )
+    last = three_players_seat_0_closes(match_scores=[30, 20, 9], hand_number=3)
     play(last, "R10 R11", closing=True)
     assert last.phase == Phase.MATCH_OVER and last.match_scores == [30, 25, 20] and last.match_winners() == [2]
     tie = build_rummy_state(
@@ -255,13 +255,7 @@ def test_r10_match_of_four_hands_lowest_total_wins() -> None:
 
 def test_e5_hand_rewards_are_zero_sum() -> None:
     """E5, R11h: score rewards = mean of the others' totals minus one's own; win rewards; both sum to 0."""
-    state = build_rummy_state(
-        num_players=3,
-        hands={0: "R10 R11", 1: "K5", 2: "Y5 Y6"},
-        table=["K1 K2 K3"],
-        closing="R12",
-        first_play={0: True},
-    )
+    state = three_players_seat_0_closes()
     play(state, "R10 R11", closing=True)
     assert state.hand_scores == [0, 5, 11]
     assert state.hand_rewards("score", 1.0) == [8.0, 0.5, -8.5]

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from burako_env.rummy import actions as A
-from burako_env.rummy.partition import PlayGraph
+from burako_env.rummy.partition import addable_kinds, best_value, fits, mask_query
 from burako_env.rummy.rules import RummyRules, load_rummy_rules
 from burako_env.tiles import JOKER, KIND_NUMBER_LIST, NUM_KINDS
 
@@ -47,6 +47,7 @@ NO_TILE = -1
 FULL_COUNTS = np.array([2] * JOKER + [2], dtype=np.int64)
 #: the value a tile counts toward the first play (R5): its number (jokers: where they stand)
 NUMBER_WEIGHTS = np.array(KIND_NUMBER_LIST, dtype=np.int64)
+NO_WEIGHTS = np.zeros(NUM_KINDS, dtype=np.int64)
 
 
 class IllegalActionError(ValueError):
@@ -85,6 +86,7 @@ class RummyState:
         self.match_scores = [0] * num_players
         self.turns = 0
         self._mask: np.ndarray | None = None
+        self._closing_cache: tuple[tuple[Any, ...], bool] | None = None
 
     # ------------------------------------------------------------------ setup
     @classmethod
@@ -167,36 +169,50 @@ class RummyState:
         """The value a first play must reach (R5), None after the first play."""
         return None if self.first_play_done[self.current] else self.rules.first_play_minimum
 
-    def _graph(self, mandatory: np.ndarray, optional: np.ndarray | None, with_closing: bool) -> PlayGraph:
+    def _weights(self) -> tuple[np.ndarray, bool]:
+        """What a placed tile is worth to the DP: before the first play its number (R5, R11a), else nothing."""
+        if self._minimum() is None:
+            return NO_WEIGHTS, False
+        return NUMBER_WEIGHTS, True
+
+    def _play_value(self, mandatory: np.ndarray, with_closing: bool) -> int | None:
+        """The best first-play value of exactly these tiles (+ the closing tile), None when they do not split.
+
+        The closing tile never counts (R11b): a closing joker is placed as a free joker, another
+        closing tile's number is taken off.
+        """
         counts = mandatory.copy()
         free_jokers = 0
         if with_closing:
             counts[self.closing_tile] += 1
             free_jokers = int(self.closing_tile == JOKER)
-        if self._minimum() is None:
-            return PlayGraph(counts, optional)
-        # every tile at its number (R5, R11a); the closing tile's is taken off in _value_ok (R11b)
-        return PlayGraph(counts, optional, NUMBER_WEIGHTS, joker_at_number=True, free_jokers=free_jokers)
+        weights, at_number = self._weights()
+        if not at_number:
+            return 0 if fits(counts) else None  # after the first play only the split matters
+        value = best_value(counts, weights, at_number, free_jokers)
+        if value is None or not with_closing or self.closing_tile == JOKER or not at_number:
+            return value
+        return value - KIND_NUMBER_LIST[self.closing_tile]
 
-    def _value_ok(self, graph: PlayGraph, with_closing: bool) -> bool:
+    def _value_ok(self, value: int | None) -> bool:
         minimum = self._minimum()
-        if not graph.feasible:
-            return False
-        if minimum is None:
-            return True
-        return graph.best_value - self._closing_value(with_closing) >= minimum
-
-    def _closing_value(self, with_closing: bool) -> int:
-        if not with_closing or self.closing_tile == JOKER:
-            return 0  # a closing joker is already worth nothing (free_jokers)
-        return KIND_NUMBER_LIST[self.closing_tile]
+        return value is not None and (minimum is None or value >= minimum)
 
     def closing_play_legal(self) -> bool:
-        """Whether the whole hand plus the closing tile is a legal play (R8)."""
+        """Whether the whole hand plus the closing tile is a legal play (R8).
+
+        It does not depend on the pending play, so it is computed once a turn
+        (cached on what it reads: the seat, his hand, the table, the closing
+        tile and whether he has made his first play).
+        """
         if self.closing_tile == NO_TILE:
             return False
-        graph = self._graph(self._base() + self.hands[self.current], None, True)
-        return self._value_ok(graph, True)
+        hand = self.hands[self.current]
+        first = self.first_play_done[self.current]
+        key = (self.current, hand.tobytes(), self.table.tobytes(), self.closing_tile, first)
+        if self._closing_cache is None or self._closing_cache[0] != key:
+            self._closing_cache = (key, self._value_ok(self._play_value(self._base() + hand, True)))
+        return self._closing_cache[1]
 
     def pending_is_legal(self) -> bool:
         """Whether committing the pending play now is legal (R5-R8, R11c)."""
@@ -205,7 +221,7 @@ class RummyState:
             return bool((self.pending == hand).all()) and self.closing_play_legal()
         if not self.pending.any():
             return False
-        return self._value_ok(self._graph(self._base() + self.pending, None, False), False)
+        return self._value_ok(self._play_value(self._base() + self.pending, False))
 
     def legal_mask(self) -> np.ndarray:
         """The exact action mask (E3), read-only, cached until the state changes."""
@@ -224,12 +240,21 @@ class RummyState:
             mask[A.ADD_TILE : A.ADD_TILE + NUM_KINDS] = remaining > 0
             if not self.pending_closing:
                 mask[A.ADD_CLOSING] = 1
-        if not self.pending_closing:
-            graph = self._graph(self._base() + self.pending, remaining, False)
+        if self.pending_closing:
+            mask[A.COMMIT] = self.pending_is_legal()
+        else:
+            # one compiled query: the kinds that can still join a legal play, and whether the
+            # pending play alone is one (pending_is_legal's answer, from the same graph)
             minimum = self._minimum()
-            addable = graph.addable(-(10**9) if minimum is None else minimum)
+            weights, at_number = self._weights()
+            if minimum is None:  # no objective: depth-first searches, exact (partition.addable_kinds)
+                addable, fits_alone = addable_kinds(self.table + self.pending, remaining, bool(self.pending.any()))
+                alone = 0 if fits_alone else None
+            else:
+                addable, alone = mask_query(self.pending.copy(), remaining, weights, at_number, 0, minimum)
             mask[A.ADD_TILE : A.ADD_TILE + NUM_KINDS] |= (addable & (remaining > 0)).astype(np.int8)
-        mask[A.COMMIT] = self.pending_is_legal()
+            if self.pending.any():
+                mask[A.COMMIT] = self._value_ok(alone)
         mask[A.END_TURN] = not self.pending.any() and not self.pending_closing
         return mask
 

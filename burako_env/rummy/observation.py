@@ -57,29 +57,38 @@ for _name, _size in SEGMENTS:
 SCORE_SCALE = 100.0
 
 
+_HAND = OFFSETS["hand"]
+_PENDING = OFFSETS["pending"]
+_PENDING_CLOSING = OFFSETS["pending_closing"].start
+_TABLE = OFFSETS["table"]
+_CLOSING = OFFSETS["closing_tile"].start
+_HAND_SIZES = OFFSETS["hand_sizes"].start
+_FIRST_PLAY = OFFSETS["first_play"].start
+_MATCH_SCORES = OFFSETS["match_scores"].start
+_TO_ACT = OFFSETS["to_act"].start
+_SEATS = OFFSETS["seats"].start
+_TAIL = OFFSETS["stock_size"].start  # stock_size, hand_number, blocked_turns, started_empty
+
+
 def encode(state: RummyState, observer: int) -> np.ndarray:
     """The observation of ``observer`` (float32, :data:`OBSERVATION_SIZE`)."""
     obs = np.zeros(OBSERVATION_SIZE, dtype=np.float32)
     n = state.num_players
     seats = [(observer + i) % n for i in range(n)]
-    obs[OFFSETS["hand"]] = state.hands[observer]
+    obs[_HAND] = state.hands[observer]
     if state.current == observer:
-        obs[OFFSETS["pending"]] = state.pending
-        obs[OFFSETS["pending_closing"]] = state.pending_closing
-    obs[OFFSETS["table"]] = state.table
+        obs[_PENDING] = state.pending
+        obs[_PENDING_CLOSING] = state.pending_closing
+    obs[_TABLE] = state.table
     if state.closing_tile != NO_TILE:
-        obs[OFFSETS["closing_tile"].start + state.closing_tile] = 1.0
-    for i, player in enumerate(seats):
-        obs[OFFSETS["hand_sizes"].start + i] = state.hand_size(player)
-        obs[OFFSETS["first_play"].start + i] = state.first_play_done[player]
-        obs[OFFSETS["match_scores"].start + i] = state.match_scores[player] / SCORE_SCALE
-        obs[OFFSETS["seats"].start + i] = 1.0
-        if player == state.current and not state.hand_over:
-            obs[OFFSETS["to_act"].start + i] = 1.0
-    obs[OFFSETS["stock_size"]] = state.stock_size
-    obs[OFFSETS["hand_number"]] = state.hand_number
-    obs[OFFSETS["blocked_turns"]] = state.blocked_turns
-    obs[OFFSETS["started_empty"]] = state.turn_started_empty
+        obs[_CLOSING + state.closing_tile] = 1.0
+    obs[_HAND_SIZES : _HAND_SIZES + n] = state.hands.sum(axis=1)[seats]
+    obs[_FIRST_PLAY : _FIRST_PLAY + n] = [state.first_play_done[p] for p in seats]
+    obs[_MATCH_SCORES : _MATCH_SCORES + n] = [state.match_scores[p] / SCORE_SCALE for p in seats]
+    obs[_SEATS : _SEATS + n] = 1.0
+    if not state.hand_over:
+        obs[_TO_ACT + (state.current - observer) % n] = 1.0
+    obs[_TAIL : _TAIL + 4] = (len(state.stock), state.hand_number, state.blocked_turns, state.turn_started_empty)
     return obs
 
 

@@ -28,8 +28,17 @@ O(13 * S * T) with S, T constants independent of the hand size: polynomial
 (linear in the numbers) and exact. Compiled with numba. Measured on random
 Rummy games: the median mask query takes about 0.05 ms (a few hundred
 states); the worst cases are dense tables holding both jokers with a large
-hand (up to ~10^5 live states, ~2 s): jokers let far more run/set shapes
-survive each column. A tighter normal form for jokers is the known next step.
+hand (up to ~10^5 live states, seconds): jokers let far more run/set shapes
+survive each column, and there nearly every state is alive. Exact reductions
+applied: a joker in a colour's runs while a natural of the same kind sits in
+a set is the same edge as the swapped pair (kept once); 3+ runs beyond what
+the next number can extend are capped (same future); only the natural splits
+that make valid sets are enumerated. For those worst cases the engine's
+queries without an objective (after the first play) use depth-first searches
+(:func:`addable_kinds`, :func:`fits`) over the same transitions
+(:func:`_successors`): a dense table has a split, and a search finds one in a
+few hundred nodes; past a node budget the whole graph answers, so every
+answer stays exact.
 
 The same layered graph gives, from one forward and one backward pass, the
 answer to every "can one more tile of kind k be placed?" question at once
@@ -96,16 +105,201 @@ _jit = functools.partial(numba.njit, cache=True, nogil=True)
 GROUP_OK_ARRAY = np.zeros((3, 3, 3, 3, 3), dtype=np.bool_)
 for _naturals, _jokers in GROUP_OK:
     GROUP_OK_ARRAY[(*_naturals, _jokers)] = True
+#: GROUP_OK by joker count: the rows (g0, g1, g2, g3) of naturals per colour that make valid sets
+VALID_SETS = np.zeros((3, 81, 4), dtype=np.int64)
+VALID_SETS_COUNT = np.zeros(3, dtype=np.int64)
+for _naturals, _jokers in sorted(GROUP_OK):
+    VALID_SETS[_jokers, VALID_SETS_COUNT[_jokers]] = _naturals
+    VALID_SETS_COUNT[_jokers] += 1
 #: joker placements as rows (jokers in the runs of colour 0..3, jokers in sets, total)
 SPLITS_ARRAY = np.array([(*split, total) for total in range(3) for split in _JOKER_SPLITS[total]], dtype=np.int64)
 #: a state is one int: per colour c, (len-1 runs + 5 len-2 runs + 25 len-3+ runs) * 125**c,
 #: then jokers used * 125**4
 COLOUR_BASE = np.array([1, 125, 125**2, 125**3, 125**4], dtype=np.int64)
+NO_TILES = np.zeros(NUM_KINDS, dtype=np.int64)
+UNLIMITED = 2**62
+#: states the layered graph may build for the engine's queries after the first play before the
+#: depth-first searches take over (a dense table holding jokers can need 10^5)
+GRAPH_BUDGET = 3000
 
 
 @_jit
-def _build(mand, opt, weight, joker_at_number, joker_weight, free_jokers, jokers_max, group_ok, splits, base):
-    """Forward pass: the layered graph's states, best values so far and edges (see PlayGraph)."""
+def _successors(
+    number,
+    state,
+    mand,
+    opt,
+    weight,
+    joker_at_number,
+    joker_weight,
+    free_jokers,
+    jokers_max,
+    valid_sets,
+    set_counts,
+    splits,
+    base,
+    out_code,
+    out_used,
+    out_value,
+    opt_u,
+    opt_code,
+    opt_def,
+    opt_n,
+):
+    """The transitions out of ``state`` (a layer-``number - 1`` state) through the tiles of ``number``.
+
+    Written to ``out_code`` (next state), ``out_used`` (naturals per colour, jokers placed) and
+    ``out_value``; returns how many, or -1 when they do not fit (the caller grows the buffers).
+    The one home of the transition rules, shared by the layered graph and the depth-first search.
+    """
+    last = number == NUM_NUMBERS
+    count_out = 0
+    used_jokers = state // base[4]
+    for row in range(splits.shape[0]):
+        placed = splits[row, 5]
+        if used_jokers + placed > jokers_max:
+            continue
+        jokers_left = jokers_max - used_jokers - placed
+        ok = True
+        for c in range(4):
+            code = (state // base[c]) % 125
+            ones = code % 5
+            twos = (code // 5) % 5
+            full = code // 25
+            kind = c * NUM_NUMBERS + number - 1
+            ahead1 = 0
+            ahead2 = 0
+            if not last:
+                ahead1 = mand[kind + 1] + opt[kind + 1]
+                ahead2 = mand[kind + 2] + opt[kind + 2] if number + 1 < NUM_NUMBERS else 0
+            count = 0
+            opt_n[c, 0] = 0
+            opt_n[c, 1] = 0
+            opt_n[c, 2] = 0
+            for used in range(mand[kind], mand[kind] + opt[kind] + 1):
+                for in_sets in range(min(used, 2) + 1):
+                    if in_sets and splits[row, c]:
+                        # a joker in this colour's runs while a natural of the same kind is
+                        # in a set: swapping the two gives the same edge (kept once)
+                        continue
+                    tiles = used - in_sets + splits[row, c]
+                    short = ones + twos
+                    if tiles < short:
+                        continue
+                    # extending a 3+ run dominates ending it and starting a new one
+                    extended = min(full, tiles - short)
+                    new_ones = tiles - short - extended
+                    if last and (new_ones > 0 or ones > 0):
+                        continue
+                    if new_ones > 4 or twos + extended > 4:
+                        continue
+                    new_full = twos + extended
+                    deficit = 0
+                    if last:
+                        new_full = 0  # nothing follows: every run ends here
+                    else:
+                        # look-ahead: the short runs must be extended at the next number
+                        # (and the length-1 runs at the one after)
+                        deficit = max(0, new_ones + ones - ahead1)
+                        if number + 1 < NUM_NUMBERS:
+                            deficit += max(0, new_ones - ahead2)
+                        elif new_ones:
+                            deficit += 100  # a run of 1 at 12 cannot reach 3 tiles
+                        # 3+ runs beyond what the next number can extend just end here:
+                        # capping them merges states with the same future (exact)
+                        new_full = min(new_full, max(0, ahead1 + jokers_left - new_ones - ones))
+                    if deficit > jokers_left:
+                        continue
+                    k = opt_n[c, in_sets]
+                    opt_u[c, in_sets, k] = used
+                    opt_code[c, in_sets, k] = new_ones + 5 * ones + 25 * new_full
+                    opt_def[c, in_sets, k] = deficit
+                    opt_n[c, in_sets] = k + 1
+                    count += 1
+            if count == 0:
+                ok = False
+                break
+        if not ok:
+            continue
+        joker_value = 0
+        if placed > 0:
+            if joker_at_number:
+                free = min(placed, max(0, free_jokers - used_jokers))
+                joker_value = number * (placed - free)
+            else:
+                joker_value = joker_weight * placed
+        in_sets_jokers = splits[row, 4]
+        # only the splits of naturals between sets that make valid sets (R3) are enumerated
+        for t in range(set_counts[in_sets_jokers]):
+            g0 = valid_sets[in_sets_jokers, t, 0]
+            g1 = valid_sets[in_sets_jokers, t, 1]
+            g2 = valid_sets[in_sets_jokers, t, 2]
+            g3 = valid_sets[in_sets_jokers, t, 3]
+            if opt_n[0, g0] == 0 or opt_n[1, g1] == 0 or opt_n[2, g2] == 0 or opt_n[3, g3] == 0:
+                continue
+            for i0 in range(opt_n[0, g0]):
+                d0 = opt_def[0, g0, i0]
+                if d0 > jokers_left:
+                    continue
+                for i1 in range(opt_n[1, g1]):
+                    d1 = d0 + opt_def[1, g1, i1]
+                    if d1 > jokers_left:
+                        continue
+                    for i2 in range(opt_n[2, g2]):
+                        d2 = d1 + opt_def[2, g2, i2]
+                        if d2 > jokers_left:
+                            continue
+                        for i3 in range(opt_n[3, g3]):
+                            if d2 + opt_def[3, g3, i3] > jokers_left:
+                                continue
+                            u0 = opt_u[0, g0, i0]
+                            u1 = opt_u[1, g1, i1]
+                            u2 = opt_u[2, g2, i2]
+                            u3 = opt_u[3, g3, i3]
+                            nxt = (
+                                opt_code[0, g0, i0]
+                                + base[1] * opt_code[1, g1, i1]
+                                + base[2] * opt_code[2, g2, i2]
+                                + base[3] * opt_code[3, g3, i3]
+                                + base[4] * (used_jokers + placed)
+                            )
+                            value = joker_value
+                            value += u0 * weight[number - 1]
+                            value += u1 * weight[NUM_NUMBERS + number - 1]
+                            value += u2 * weight[2 * NUM_NUMBERS + number - 1]
+                            value += u3 * weight[3 * NUM_NUMBERS + number - 1]
+                            if count_out == out_code.shape[0]:
+                                return -1
+                            out_code[count_out] = nxt
+                            out_used[count_out, 0] = u0
+                            out_used[count_out, 1] = u1
+                            out_used[count_out, 2] = u2
+                            out_used[count_out, 3] = u3
+                            out_used[count_out, 4] = placed
+                            out_value[count_out] = value
+                            count_out += 1
+    return count_out
+
+
+@_jit
+def _build(
+    mand,
+    opt,
+    weight,
+    joker_at_number,
+    joker_weight,
+    free_jokers,
+    jokers_max,
+    valid_sets,
+    set_counts,
+    splits,
+    base,
+    max_states,
+):
+    """Forward pass: the layered graph's states, best values so far and edges (see PlayGraph).
+
+    Past ``max_states`` states it stops early and sets ``layer_start[-1] = -1`` (the caller asked for a
+    cheap answer or none)."""
     cap_states = 1024
     cap_edges = 4096
     states = np.empty(cap_states, np.int64)
@@ -121,123 +315,103 @@ def _build(mand, opt, weight, joker_at_number, joker_weight, free_jokers, jokers
     n_states = 1
     n_edges = 0
     layer_start[1] = 1
-    opt_u = np.empty((4, 9), np.int64)
-    opt_g = np.empty((4, 9), np.int64)
-    opt_code = np.empty((4, 9), np.int64)
-    opt_n = np.empty(4, np.int64)
+    # a colour's options at this number, by how many of its naturals go to sets (0..2)
+    opt_u = np.empty((4, 3, 3), np.int64)
+    opt_code = np.empty((4, 3, 3), np.int64)
+    opt_def = np.empty((4, 3, 3), np.int64)
+    opt_n = np.zeros((4, 3), np.int64)
+    out_code = np.empty(1024, np.int64)
+    out_used = np.empty((1024, 5), np.int64)
+    out_value = np.empty(1024, np.int64)
+    hash_mask = 1023
+    hash_stamp = np.zeros(hash_mask + 1, np.int64)
+    hash_index = np.empty(hash_mask + 1, np.int64)
     for number in range(1, NUM_NUMBERS + 1):
         lo = layer_start[number - 1]
         hi = layer_start[number]
-        index = dict()
+        stamp = number  # slots of the hash table written in this layer (no clearing between layers)
         edge_start[number - 1] = n_edges
-        last = number == NUM_NUMBERS
         for si in range(lo, hi):
             state = states[si]
-            used_jokers = state // base[4]
-            for row in range(splits.shape[0]):
-                placed = splits[row, 5]
-                if used_jokers + placed > jokers_max:
-                    continue
-                ok = True
-                for c in range(4):
-                    code = (state // base[c]) % 125
-                    ones = code % 5
-                    twos = (code // 5) % 5
-                    full = code // 25
-                    kind = c * NUM_NUMBERS + number - 1
-                    count = 0
-                    for used in range(mand[kind], mand[kind] + opt[kind] + 1):
-                        for in_sets in range(min(used, 2) + 1):
-                            tiles = used - in_sets + splits[row, c]
-                            short = ones + twos
-                            if tiles < short:
-                                continue
-                            # extending a 3+ run dominates ending it and starting a new one
-                            extended = min(full, tiles - short)
-                            new_ones = tiles - short - extended
-                            if last and (new_ones > 0 or ones > 0):
-                                continue
-                            if new_ones > 4 or twos + extended > 4:
-                                continue
-                            opt_u[c, count] = used
-                            opt_g[c, count] = in_sets
-                            opt_code[c, count] = new_ones + 5 * ones + 25 * (twos + extended)
-                            count += 1
-                    opt_n[c] = count
-                    if count == 0:
-                        ok = False
-                        break
-                if not ok:
-                    continue
-                joker_value = 0
-                if placed > 0:
-                    if joker_at_number:
-                        free = min(placed, max(0, free_jokers - used_jokers))
-                        joker_value = number * (placed - free)
-                    else:
-                        joker_value = joker_weight * placed
-                for i0 in range(opt_n[0]):
-                    for i1 in range(opt_n[1]):
-                        for i2 in range(opt_n[2]):
-                            for i3 in range(opt_n[3]):
-                                if not group_ok[opt_g[0, i0], opt_g[1, i1], opt_g[2, i2], opt_g[3, i3], splits[row, 4]]:
-                                    continue
-                                nxt = (
-                                    opt_code[0, i0]
-                                    + base[1] * opt_code[1, i1]
-                                    + base[2] * opt_code[2, i2]
-                                    + base[3] * opt_code[3, i3]
-                                    + base[4] * (used_jokers + placed)
-                                )
-                                if not last:
-                                    # look-ahead: the short runs must be extended at the next number
-                                    # (and the length-1 runs at the one after)
-                                    deficit = 0
-                                    for c in range(4):
-                                        code = opt_code[c, i0 if c == 0 else (i1 if c == 1 else (i2 if c == 2 else i3))]
-                                        short = code % 5 + (code // 5) % 5
-                                        kind = c * NUM_NUMBERS + number
-                                        deficit += max(0, short - mand[kind] - opt[kind])
-                                        if number + 1 < NUM_NUMBERS:
-                                            deficit += max(0, code % 5 - mand[kind + 1] - opt[kind + 1])
-                                        elif code % 5:
-                                            deficit += 100  # a run of 1 at 12 cannot reach 3 tiles
-                                    if deficit > jokers_max - used_jokers - placed:
-                                        continue
-                                value = joker_value
-                                value += opt_u[0, i0] * weight[number - 1]
-                                value += opt_u[1, i1] * weight[NUM_NUMBERS + number - 1]
-                                value += opt_u[2, i2] * weight[2 * NUM_NUMBERS + number - 1]
-                                value += opt_u[3, i3] * weight[3 * NUM_NUMBERS + number - 1]
-                                if nxt in index:
-                                    di = index[nxt]
-                                else:
-                                    if n_states == states.shape[0]:
-                                        states = np.concatenate((states, np.empty(n_states, np.int64)))
-                                        forward = np.concatenate((forward, np.empty(n_states, np.int64)))
-                                    di = n_states
-                                    index[nxt] = di
-                                    states[di] = nxt
-                                    forward[di] = NEG
-                                    n_states += 1
-                                total = forward[si] + value
-                                if total > forward[di]:
-                                    forward[di] = total
-                                if n_edges == e_src.shape[0]:
-                                    e_src = np.concatenate((e_src, np.empty(n_edges, np.int64)))
-                                    e_dst = np.concatenate((e_dst, np.empty(n_edges, np.int64)))
-                                    e_used = np.concatenate((e_used, np.empty((n_edges, 5), np.int64)))
-                                    e_value = np.concatenate((e_value, np.empty(n_edges, np.int64)))
-                                e_src[n_edges] = si
-                                e_dst[n_edges] = di
-                                e_used[n_edges, 0] = opt_u[0, i0]
-                                e_used[n_edges, 1] = opt_u[1, i1]
-                                e_used[n_edges, 2] = opt_u[2, i2]
-                                e_used[n_edges, 3] = opt_u[3, i3]
-                                e_used[n_edges, 4] = placed
-                                e_value[n_edges] = value
-                                n_edges += 1
+            count = -1
+            while count < 0:
+                count = _successors(
+                    number,
+                    state,
+                    mand,
+                    opt,
+                    weight,
+                    joker_at_number,
+                    joker_weight,
+                    free_jokers,
+                    jokers_max,
+                    valid_sets,
+                    set_counts,
+                    splits,
+                    base,
+                    out_code,
+                    out_used,
+                    out_value,
+                    opt_u,
+                    opt_code,
+                    opt_def,
+                    opt_n,
+                )
+                if count < 0:
+                    out_code = np.empty(2 * out_code.shape[0], np.int64)
+                    out_used = np.empty((out_code.shape[0], 5), np.int64)
+                    out_value = np.empty(out_code.shape[0], np.int64)
+            for t in range(count):
+                nxt = out_code[t]
+                value = out_value[t]
+                # open-addressing hash of this layer's states (faster than a typed dict)
+                slot = (nxt * 2654435761) & hash_mask
+                while hash_stamp[slot] == stamp and states[hash_index[slot]] != nxt:
+                    slot = (slot + 1) & hash_mask
+                if hash_stamp[slot] == stamp:
+                    di = hash_index[slot]
+                else:
+                    if n_states == states.shape[0]:
+                        states = np.concatenate((states, np.empty(n_states, np.int64)))
+                        forward = np.concatenate((forward, np.empty(n_states, np.int64)))
+                    di = n_states
+                    hash_stamp[slot] = stamp
+                    hash_index[slot] = di
+                    states[di] = nxt
+                    forward[di] = NEG
+                    n_states += 1
+                    if 2 * (n_states - hi) > hash_mask:
+                        # grow and re-insert this layer's states
+                        hash_mask = 2 * hash_mask + 1
+                        hash_stamp = np.zeros(hash_mask + 1, np.int64)
+                        hash_index = np.empty(hash_mask + 1, np.int64)
+                        for dj in range(hi, n_states):
+                            slot = (states[dj] * 2654435761) & hash_mask
+                            while hash_stamp[slot] == stamp:
+                                slot = (slot + 1) & hash_mask
+                            hash_stamp[slot] = stamp
+                            hash_index[slot] = dj
+                total = forward[si] + value
+                if total > forward[di]:
+                    forward[di] = total
+                if n_edges == e_src.shape[0]:
+                    e_src = np.concatenate((e_src, np.empty(n_edges, np.int64)))
+                    e_dst = np.concatenate((e_dst, np.empty(n_edges, np.int64)))
+                    e_used = np.concatenate((e_used, np.empty((n_edges, 5), np.int64)))
+                    e_value = np.concatenate((e_value, np.empty(n_edges, np.int64)))
+                e_src[n_edges] = si
+                e_dst[n_edges] = di
+                e_used[n_edges, 0] = out_used[t, 0]
+                e_used[n_edges, 1] = out_used[t, 1]
+                e_used[n_edges, 2] = out_used[t, 2]
+                e_used[n_edges, 3] = out_used[t, 3]
+                e_used[n_edges, 4] = out_used[t, 4]
+                e_value[n_edges] = value
+                n_edges += 1
         layer_start[number + 1] = n_states
+        if n_states > max_states:
+            layer_start[NUM_NUMBERS + 1] = -1
+            break
     edge_start[NUM_NUMBERS] = n_edges
     return (
         states[:n_states],
@@ -249,6 +423,122 @@ def _build(mand, opt, weight, joker_at_number, joker_weight, free_jokers, jokers
         e_value[:n_edges],
         edge_start,
     )
+
+
+@_jit
+def _dfs(mand, opt, valid_sets, set_counts, splits, base, budget, proven, codes, used, order, dead_keys, dead_stamp):
+    """Depth-first search for one complete placement (no objective): 1 found, 0 none, -1 over ``budget`` nodes.
+
+    Successors are tried with the most tiles first, so the placement found tends to use many optional
+    tiles; each optional kind it uses is marked in ``proven`` (it can join a legal placement), the
+    joker too when it places more than the mandatory jokers. Dead states are remembered in an
+    open-addressing set (``dead_keys``/``dead_stamp``, reused between calls: ``dead_stamp[-1]`` counts
+    the calls, so nothing is cleared). ``codes``/``used``/``order`` are per-depth successor buffers.
+    """
+    cap = codes.shape[1]
+    counts = np.zeros(NUM_NUMBERS, np.int64)
+    position = np.zeros(NUM_NUMBERS, np.int64)
+    path = np.zeros(NUM_NUMBERS + 1, np.int64)
+    out_code = np.empty(cap, np.int64)
+    out_used = np.empty((cap, 5), np.int64)
+    out_value = np.empty(cap, np.int64)
+    tiles = np.empty(cap, np.int64)
+    opt_u = np.empty((4, 3, 3), np.int64)
+    opt_code = np.empty((4, 3, 3), np.int64)
+    opt_def = np.empty((4, 3, 3), np.int64)
+    opt_n = np.zeros((4, 3), np.int64)
+    weight = np.zeros(NUM_KINDS, np.int64)
+    jokers_max = min(mand[JOKER] + opt[JOKER], 2)
+    jokers_min = mand[JOKER]
+    table_mask = dead_keys.shape[0] - 2  # the last slot holds the call counter
+    dead_stamp[-1] += 1
+    stamp = dead_stamp[-1]
+    nodes = 0
+    depth = 0  # expanding the state path[depth] of layer depth through number depth + 1
+    expand = True
+    while True:
+        if expand:
+            nodes += 1
+            if nodes > budget:
+                return -1
+            count = _successors(
+                depth + 1,
+                path[depth],
+                mand,
+                opt,
+                weight,
+                False,
+                0,
+                0,
+                jokers_max,
+                valid_sets,
+                set_counts,
+                splits,
+                base,
+                out_code,
+                out_used,
+                out_value,
+                opt_u,
+                opt_code,
+                opt_def,
+                opt_n,
+            )
+            if count < 0:
+                return -1
+            for t in range(count):
+                codes[depth, t] = out_code[t]
+                tiles[t] = out_used[t, 0] + out_used[t, 1] + out_used[t, 2] + out_used[t, 3] + out_used[t, 4]
+                for k in range(4):
+                    used[depth, t, k] = out_used[t, k]
+                # insertion by tile count, most tiles first (stable)
+                j = t
+                while j > 0 and tiles[order[depth, j - 1]] < tiles[t]:
+                    order[depth, j] = order[depth, j - 1]
+                    j -= 1
+                order[depth, j] = t
+            counts[depth] = count
+            position[depth] = 0
+            expand = False
+        if position[depth] == counts[depth]:
+            key = depth * 1_000_000_000 + path[depth]
+            slot = (key * 2654435761) & table_mask
+            while dead_stamp[slot] == stamp:
+                slot = (slot + 1) & table_mask
+            dead_stamp[slot] = stamp
+            dead_keys[slot] = key
+            if depth == 0:
+                return 0
+            depth -= 1
+            continue
+        t = order[depth, position[depth]]
+        position[depth] += 1
+        nxt = codes[depth, t]
+        if depth == NUM_NUMBERS - 1:
+            if nxt // base[4] < jokers_min:
+                continue
+            # found: mark the optional kinds this placement uses
+            for d in range(NUM_NUMBERS):
+                chosen = order[d, position[d] - 1]
+                for c in range(4):
+                    kind = c * NUM_NUMBERS + d
+                    if used[d, chosen, c] > mand[kind]:
+                        proven[kind] = True
+            if nxt // base[4] > jokers_min:
+                proven[JOKER] = True
+            return 1
+        key = (depth + 1) * 1_000_000_000 + nxt
+        slot = (key * 2654435761) & table_mask
+        known_dead = False
+        while dead_stamp[slot] == stamp:
+            if dead_keys[slot] == key:
+                known_dead = True
+                break
+            slot = (slot + 1) & table_mask
+        if known_dead:
+            continue
+        depth += 1
+        path[depth] = nxt
+        expand = True
 
 
 @_jit
@@ -271,7 +561,10 @@ def _backward(states, layer_start, e_src, e_dst, e_value, jokers_min, base):
 
 
 @_jit
-def _addable(forward, backward, e_src, e_dst, e_used, e_value, edge_start, mand, minimum):
+def _addable(
+    states, forward, backward, layer_start, e_src, e_dst, e_used, e_value, edge_start, mand, opt, minimum, base
+):
+    """For each kind: does a complete placement reaching ``minimum`` use more than the mandatory count?"""
     result = np.zeros(NUM_KINDS, np.bool_)
     for number in range(1, NUM_NUMBERS + 1):
         for e in range(edge_start[number - 1], edge_start[number]):
@@ -282,7 +575,187 @@ def _addable(forward, backward, e_src, e_dst, e_used, e_value, edge_start, mand,
                 kind = c * NUM_NUMBERS + number - 1
                 if e_used[e, c] > mand[kind]:
                     result[kind] = True
+    jokers_min = mand[JOKER]
+    if opt[JOKER] > 0 and jokers_min < 2:
+        for si in range(layer_start[NUM_NUMBERS], layer_start[NUM_NUMBERS + 1]):
+            if backward[si] == 0 and states[si] // base[4] > jokers_min and forward[si] >= minimum:
+                result[JOKER] = True
     return result
+
+
+@_jit
+def _mask_query(
+    mand, opt, weight, joker_at_number, free_jokers, minimum, valid_sets, set_counts, splits, base, max_states
+):
+    """The Rummy mask's two questions in one call: which kinds can still join (``addable``) and the best
+    value of the mandatory tiles alone (NEG: they do not split); ``ok`` False: over ``max_states``."""
+    jokers_max = min(mand[JOKER] + opt[JOKER], 2)
+    states, forward, layer_start, e_src, e_dst, e_used, e_value, edge_start = _build(
+        mand, opt, weight, joker_at_number, 0, free_jokers, jokers_max, valid_sets, set_counts, splits, base, max_states
+    )
+    if layer_start[NUM_NUMBERS + 1] < 0:
+        return np.zeros(NUM_KINDS, np.bool_), NEG, False
+    backward = _backward(states, layer_start, e_src, e_dst, e_value, mand[JOKER], base)
+    addable = _addable(
+        states, forward, backward, layer_start, e_src, e_dst, e_used, e_value, edge_start, mand, opt, minimum, base
+    )
+    alone = _mandatory_only(states, layer_start, e_src, e_dst, e_used, e_value, edge_start, mand, mand[JOKER], base)
+    return addable, alone, True
+
+
+@_jit
+def _best_value(mand, opt, weight, joker_at_number, free_jokers, valid_sets, set_counts, splits, base, max_states):
+    """The best objective of a placement (NEG when none) and whether it stayed within ``max_states``."""
+    jokers_max = min(mand[JOKER] + opt[JOKER], 2)
+    states, _forward, layer_start, e_src, e_dst, _e_used, e_value, _edge_start = _build(
+        mand, opt, weight, joker_at_number, 0, free_jokers, jokers_max, valid_sets, set_counts, splits, base, max_states
+    )
+    if layer_start[NUM_NUMBERS + 1] < 0:
+        return NEG, False
+    return _backward(states, layer_start, e_src, e_dst, e_value, mand[JOKER], base)[0], True
+
+
+def mask_query(
+    mandatory: np.ndarray,
+    optional: np.ndarray,
+    weights: np.ndarray,
+    joker_at_number: bool,
+    free_jokers: int,
+    minimum: int,
+) -> tuple[np.ndarray, int | None]:
+    """(kinds that can join a placement reaching ``minimum``, best value of the mandatory tiles alone or None).
+
+    The engine's fast path (int64 arrays of 53 counts, no checks): one compiled call per mask.
+    """
+    tables = (VALID_SETS, VALID_SETS_COUNT, SPLITS_ARRAY, COLOUR_BASE)
+    addable, alone, _ok = _mask_query(
+        mandatory, optional, weights, joker_at_number, free_jokers, minimum, *tables, UNLIMITED
+    )
+    return addable, None if alone == NEG else int(alone)
+
+
+def best_value(mandatory: np.ndarray, weights: np.ndarray, joker_at_number: bool, free_jokers: int) -> int | None:
+    """Best value of a placement of exactly ``mandatory`` (None: it does not split). Engine fast path."""
+    tables = (VALID_SETS, VALID_SETS_COUNT, SPLITS_ARRAY, COLOUR_BASE)
+    value, _ok = _best_value(mandatory, NO_TILES, weights, joker_at_number, free_jokers, *tables, UNLIMITED)
+    return None if value == NEG else int(value)
+
+
+@_jit
+def _mandatory_only(states, layer_start, e_src, e_dst, e_used, e_value, edge_start, mand, jokers_min, base):
+    """Best value over the paths that place exactly the mandatory tiles (NEG when there is none)."""
+    best = np.full(states.shape[0], NEG, np.int64)
+    best[0] = 0
+    for number in range(1, NUM_NUMBERS + 1):
+        for e in range(edge_start[number - 1], edge_start[number]):
+            here = best[e_src[e]]
+            if here == NEG:
+                continue
+            exact = True
+            for c in range(4):
+                if e_used[e, c] != mand[c * NUM_NUMBERS + number - 1]:
+                    exact = False
+                    break
+            if exact and here + e_value[e] > best[e_dst[e]]:
+                best[e_dst[e]] = here + e_value[e]
+    result = NEG
+    for si in range(layer_start[NUM_NUMBERS], layer_start[NUM_NUMBERS + 1]):
+        state = states[si]
+        open_short = False
+        for c in range(4):
+            if ((state // base[c]) % 125) % 25 != 0:
+                open_short = True
+        if not open_short and state // base[4] == jokers_min and best[si] > result:
+            result = best[si]
+    return result
+
+
+#: nodes a depth-first search may expand before the exact layered graph takes over
+DFS_BUDGET = 4000
+
+
+#: the searches' reusable buffers (one search at a time: the Rummy engine is single-threaded)
+_DFS_CAP = 1024
+_DFS_CODES = np.empty((NUM_NUMBERS, _DFS_CAP), np.int64)
+_DFS_USED = np.empty((NUM_NUMBERS, _DFS_CAP, 4), np.int8)
+_DFS_ORDER = np.empty((NUM_NUMBERS, _DFS_CAP), np.int64)
+#: dead states: at most DFS_BUDGET of them, so a table of 2 x 4096 slots stays at most half full
+_DFS_DEAD_KEYS = np.zeros(8192 + 1, np.int64)
+_DFS_DEAD_STAMP = np.zeros(8192 + 1, np.int64)
+
+
+def _search(mandatory: np.ndarray, optional: np.ndarray, proven: np.ndarray) -> int:
+    return int(
+        _dfs(
+            mandatory,
+            optional,
+            VALID_SETS,
+            VALID_SETS_COUNT,
+            SPLITS_ARRAY,
+            COLOUR_BASE,
+            DFS_BUDGET,
+            proven,
+            _DFS_CODES,
+            _DFS_USED,
+            _DFS_ORDER,
+            _DFS_DEAD_KEYS,
+            _DFS_DEAD_STAMP,
+        )
+    )
+
+
+def fits(mandatory: np.ndarray) -> bool:
+    """Whether exactly these tiles split into melds (no objective): the layered graph while it stays
+    small, else a depth-first search (quick to find a split when there is one), else the whole graph."""
+    tables = (VALID_SETS, VALID_SETS_COUNT, SPLITS_ARRAY, COLOUR_BASE)
+    value, ok = _best_value(mandatory, NO_TILES, NO_TILES, False, 0, *tables, GRAPH_BUDGET)
+    if ok:
+        return bool(value != NEG)
+    found = _search(mandatory, NO_TILES, np.zeros(NUM_KINDS, np.bool_))
+    if found < 0:
+        return best_value(mandatory, NO_TILES, False, 0) is not None
+    return found == 1
+
+
+def addable_kinds(mandatory: np.ndarray, optional: np.ndarray, alone: bool = True) -> tuple[np.ndarray, bool]:
+    """:func:`mask_query` without an objective (after the first play), by depth-first searches.
+
+    One search for a placement using as many optional tiles as it can proves every kind it uses;
+    each kind still open gets its own search with one copy made mandatory. The layered graph answers
+    first when it stays under ``GRAPH_BUDGET`` states (the common case, and cheaper there); a search
+    past its budget hands the whole question to the unbounded graph, so the answer is always exact. ``alone=False``
+    skips the second answer (whether the mandatory tiles split alone; then False).
+    """
+    tables = (VALID_SETS, VALID_SETS_COUNT, SPLITS_ARRAY, COLOUR_BASE)
+    addable, value, ok = _mask_query(mandatory, optional, NO_TILES, False, 0, NEG, *tables, GRAPH_BUDGET)
+    if ok:
+        return addable, bool(value != NEG)
+    proven = np.zeros(NUM_KINDS, np.bool_)
+    found = _search(mandatory, optional, proven)
+    if found == 0:
+        return proven, False  # nothing splits, not even the mandatory tiles alone
+    if found > 0:
+        candidates = [int(k) for k in np.flatnonzero(optional) if not proven[k]]
+        if JOKER in candidates and mandatory[JOKER] >= 2:
+            candidates.remove(JOKER)
+        for kind in candidates:
+            if proven[kind]:
+                continue
+            more, fewer = mandatory.copy(), optional.copy()
+            more[kind] += 1
+            fewer[kind] -= 1
+            found = _search(more, fewer, proven)
+            if found < 0:
+                break
+            proven[kind] = found == 1
+    if found >= 0:
+        if not alone:
+            return proven, False
+        fits_alone = _search(mandatory, NO_TILES, np.zeros(NUM_KINDS, np.bool_))
+        if fits_alone >= 0:
+            return proven, fits_alone == 1
+    addable, value = mask_query(mandatory, optional, NO_TILES, False, 0, NEG)
+    return addable, value is not None
 
 
 class PlayGraph:
@@ -335,9 +808,11 @@ class PlayGraph:
             int(joker_weight),
             int(free_jokers),
             self.jokers_max,
-            GROUP_OK_ARRAY,
+            VALID_SETS,
+            VALID_SETS_COUNT,
             SPLITS_ARRAY,
             COLOUR_BASE,
+            UNLIMITED,
         )
         self.backward = _backward(
             self.states, self.layer_start, self.e_src, self.e_dst, self.e_value, self.jokers_min, COLOUR_BASE
@@ -372,28 +847,46 @@ class PlayGraph:
                     break
         return counts
 
-    def addable(self, minimum_value: int = NEG) -> np.ndarray:
-        """For each kind: can a placement use one more than the mandatory count, reaching ``minimum_value``?
+    def mandatory_only_value(self) -> int | None:
+        """The best objective of a placement of the mandatory tiles alone (None: they do not split).
 
-        One forward/backward pass answers all 53 kinds (the Rummy action mask).
+        The same answer as a graph built without optional tiles, read from this
+        one (the Rummy mask asks both questions of the same pending play).
         """
-        result = _addable(
-            self.forward,
-            self.backward,
+        value = _mandatory_only(
+            self.states,
+            self.layer_start,
             self.e_src,
             self.e_dst,
             self.e_used,
             self.e_value,
             self.edge_start,
             self.mandatory,
-            int(minimum_value),
+            self.jokers_min,
+            COLOUR_BASE,
         )
-        if self.optional[JOKER] and self.jokers_min < self.jokers_max:
-            final = slice(self.layer_start[NUM_NUMBERS], self.layer_start[NUM_NUMBERS + 1])
-            jokers = self.states[final] // COLOUR_BASE[4]
-            alive = (self.backward[final] == 0) & (jokers > self.jokers_min) & (self.forward[final] >= minimum_value)
-            result[JOKER] = bool(alive.any())
-        return result
+        return None if value == NEG else int(value)
+
+    def addable(self, minimum_value: int = NEG) -> np.ndarray:
+        """For each kind: can a placement use one more than the mandatory count, reaching ``minimum_value``?
+
+        One forward/backward pass answers all 53 kinds (the Rummy action mask).
+        """
+        return _addable(
+            self.states,
+            self.forward,
+            self.backward,
+            self.layer_start,
+            self.e_src,
+            self.e_dst,
+            self.e_used,
+            self.e_value,
+            self.edge_start,
+            self.mandatory,
+            self.optional,
+            int(minimum_value),
+            COLOUR_BASE,
+        )
 
 
 def can_partition(counts: Sequence[int] | np.ndarray) -> bool:
