@@ -1,47 +1,29 @@
-"""Play one Rummy hand between agents, and a duplicate evaluation of agent A against agent B.
+"""Play one Rummy hand between agents (the duplicate evaluation of two agents
+is :mod:`training.rummy_evaluate`, a layer above).
 
     result = play_rummy_hand([RummyHeuristic(), RandomAgent(seed=1)], "rummy", 2, deal_seed=7)
     result.hand_scores, result.winners, result.record
-
-    python -m agents.rummy_runner --a rummy-heuristic --b random --deals 500 --seed 0 --workers 2
 
 A hand is dealt by ``RummyState.new_game(np.random.default_rng(deal_seed),
 rules, num_players)``; each agent is ``reset(seat, rules, num_players)``, then
 asked ``act({"observation", "action_mask"})`` (the env's observation, nothing
 hidden, E2) at each of its decisions. An agent that raises or answers an
 illegal action stops the hand with :class:`agents.runner.AgentFault`.
-
-Duplicate evaluation (2 players, each for himself): every deal is played
-twice, A in seat 0 then in seat 1, with the deal and agent seeds of
-``training.evaluate`` (``deal_seed``, ``agent_seed``), so deal and seat luck
-cancel in the pair. A game is one hand; A wins it when his hand total is
-lower than B's (R10: the closer has 0), a tie counts 0.5. The win rate and
-its 95% Wilson interval are over the deals' pair means
-(:func:`burako_env.stats.rate_ci`), the score difference (B's total minus
-A's: positive when A does better) with a normal interval.
 """
 
 from __future__ import annotations
 
-import argparse
-import concurrent.futures as cf
-import json
-import multiprocessing
-import sys
-import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from agents.registry import agent_names, make_agent
 from agents.runner import AgentFault
-from burako_env.records import RecordWriter, build_rummy_record
+from burako_env.records import build_rummy_record
 from burako_env.rummy.engine import Phase, RummyState
 from burako_env.rummy.observation import encode
-from burako_env.rummy.rules import RummyRules, load_rummy_rules
-from burako_env.stats import mean_ci, rate_ci
+from burako_env.rummy.rules import RummyRules
 
 
 @dataclass
@@ -121,150 +103,3 @@ def play_rummy_hand(
 
 
 # ---------------------------------------------------------------------- duplicate evaluation
-@dataclass
-class RummySummary:
-    a: str
-    b: str
-    rules: str
-    seed: int
-    deals: int
-    games: int
-    wins: int
-    draws: int
-    losses: int
-    closed: int
-    blocked: int
-    win_rate: float
-    win_rate_ci: tuple[float, float]
-    #: B's hand total minus A's (positive: A does better)
-    mean_diff: float
-    mean_diff_ci: tuple[float, float]
-    win_rate_by_seat: tuple[float, float]
-    mean_turns: float
-    seconds: float = 0.0
-
-
-def _play_pairs(a: str, b: str, rules: RummyRules, seed: int, deals: Sequence[int], record: bool) -> list[dict]:
-    """Both games of each deal (A in seat 0, then in seat 1); one dict per game."""
-    from training.evaluate import agent_seed, deal_seed
-
-    out = []
-    for deal in deals:
-        dseed = deal_seed(seed, deal)
-        for a_seat in (0, 1):
-            names = [a, b] if a_seat == 0 else [b, a]
-            agents = [make_agent(name, seed=agent_seed(seed, deal, seat)) for seat, name in enumerate(names)]
-            labels = [f"{'A' if seat == a_seat else 'B'}:{name}" for seat, name in enumerate(names)]
-            meta = {"evaluation": {"seed": seed, "deal": deal, "a_seat": a_seat, "a": a, "b": b}}
-            result = play_rummy_hand(agents, rules, 2, dseed, record=record, agent_names=labels, meta=meta)
-            a_total, b_total = result.hand_scores[a_seat], result.hand_scores[1 - a_seat]
-            out.append(
-                {
-                    "deal": deal,
-                    "a_seat": a_seat,
-                    "points": 1.0 if a_total < b_total else 0.5 if a_total == b_total else 0.0,
-                    "diff": b_total - a_total,
-                    "closed": result.closer is not None,
-                    "turns": result.turns,
-                    "record": result.record,
-                }
-            )
-    return out
-
-
-def evaluate_rummy(
-    a: str,
-    b: str,
-    deals: int,
-    seed: int = 0,
-    rules: RummyRules | str = "rummy",
-    workers: int = 1,
-    record_path: str | None = None,
-    progress: bool = False,
-) -> RummySummary:
-    """Duplicate evaluation of ``a`` against ``b`` over ``deals`` deals (2 games each)."""
-    rules = load_rummy_rules(rules)
-    start = time.perf_counter()
-    chunks = [tuple(range(i, min(i + 10, deals))) for i in range(0, deals, 10)]
-    games: list[dict] = []
-    writer = RecordWriter(record_path) if record_path else None
-    try:
-        if workers <= 1:
-            results = (_play_pairs(a, b, rules, seed, chunk, writer is not None) for chunk in chunks)
-            pool = None
-        else:
-            pool = cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
-            futures = [pool.submit(_play_pairs, a, b, rules, seed, c, writer is not None) for c in chunks]
-            results = (future.result() for future in futures)
-        for chunk_games in results:
-            for game in chunk_games:
-                if writer is not None:
-                    writer.write(game.pop("record"))
-                games.append(game)
-            if progress:
-                print(f"\r{len(games) // 2}/{deals} deals", end="", file=sys.stderr, flush=True)
-        if pool is not None:
-            pool.shutdown()
-    finally:
-        if writer is not None:
-            writer.close()
-    if progress:
-        print(file=sys.stderr)
-    pair_points = [(g0["points"] + g1["points"]) / 2 for g0, g1 in zip(games[::2], games[1::2], strict=True)]
-    pair_diffs = [(g0["diff"] + g1["diff"]) / 2 for g0, g1 in zip(games[::2], games[1::2], strict=True)]
-    win_rate, win_ci = rate_ci(pair_points)
-    mean_diff, diff_ci = mean_ci(pair_diffs)
-    by_seat = tuple(float(np.mean([g["points"] for g in games if g["a_seat"] == s])) for s in (0, 1))
-    return RummySummary(
-        a=a,
-        b=b,
-        rules=rules.name,
-        seed=seed,
-        deals=deals,
-        games=len(games),
-        wins=sum(g["points"] == 1.0 for g in games),
-        draws=sum(g["points"] == 0.5 for g in games),
-        losses=sum(g["points"] == 0.0 for g in games),
-        closed=sum(g["closed"] for g in games),
-        blocked=sum(not g["closed"] for g in games),
-        win_rate=win_rate,
-        win_rate_ci=win_ci,
-        mean_diff=mean_diff,
-        mean_diff_ci=diff_ci,
-        win_rate_by_seat=by_seat,  # type: ignore[arg-type]
-        mean_turns=float(np.mean([g["turns"] for g in games])),
-        seconds=time.perf_counter() - start,
-    )
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Rummy duplicate evaluation of agent A against agent B (2 players)")
-    parser.add_argument("--a", default="rummy-heuristic", choices=agent_names())
-    parser.add_argument("--b", default="random", choices=agent_names())
-    parser.add_argument("--deals", type=int, default=500, help="deals; each is played twice (seats swapped)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--rules", default="rummy", help="Rummy preset name or YAML path")
-    parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--record", default=None, help="write every game's record (JSON lines) here")
-    parser.add_argument("--json", action="store_true", help="print the summary as one JSON line")
-    args = parser.parse_args(argv)
-    if args.deals < 1:
-        parser.error("--deals must be at least 1")
-    summary = evaluate_rummy(args.a, args.b, args.deals, args.seed, args.rules, args.workers, args.record, True)
-    if args.json:
-        print(json.dumps(asdict(summary)))
-    else:
-        lo, hi = summary.win_rate_ci
-        dlo, dhi = summary.mean_diff_ci
-        print(
-            f"{summary.a} vs {summary.b} ({summary.rules}, seed {summary.seed}): {summary.deals} deals, "
-            f"{summary.games} games: {summary.wins} won, {summary.draws} tied, {summary.losses} lost; "
-            f"win rate {summary.win_rate:.3f} [{lo:.3f}, {hi:.3f}] (95% Wilson, over deals); "
-            f"B's total minus A's {summary.mean_diff:.1f} [{dlo:.1f}, {dhi:.1f}]; "
-            f"closed {summary.closed}, blocked {summary.blocked}; {summary.seconds:.0f} s"
-        )
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 
 from agents.random_agent import RandomAgent
-from agents.rummy_runner import evaluate_rummy, play_rummy_hand
+from agents.rummy_runner import play_rummy_hand
 from agents.runner import AgentFault, play_game
 from burako_env.records import RecordError, game_of, read_records, replay, replay_steps, write_records
 from burako_env.rummy.engine import Phase, RummyState
+from training.rummy_evaluate import evaluate_rummy
 
 
 def rummy_record(seed: int = 3, players: int = 3) -> dict:
