@@ -35,7 +35,6 @@ gives the game as a PettingZoo ``ParallelEnv`` (turn-based conversion).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -49,7 +48,7 @@ from burako_env import actions as A
 from burako_env.engine import TRUNCATED, VOID, GameState, IllegalActionError
 from burako_env.fast import FastGame
 from burako_env.observation import Observer, observation_bounds
-from burako_env.outcomes import REWARD_MODES, hand_rewards
+from burako_env.outcomes import check_reward, hand_rewards
 from burako_env.render import render_table
 from burako_env.rules import Rules, RulesError, load_rules
 from burako_env.safe_yaml import short_repr
@@ -170,18 +169,6 @@ def rules_for_env(rules: Any, rule_overrides: Any, max_turns: Any, num_players: 
     result = load_rules(rules, overrides)
     result.check_players(num_players)
     return result
-
-
-def check_reward(reward: Any, reward_scale: Any) -> None:
-    if not isinstance(reward, str) or reward not in REWARD_MODES:
-        raise ValueError(f"reward must be one of {REWARD_MODES}, got {short_repr(reward)}")
-    if (
-        isinstance(reward_scale, (bool, np.bool_))
-        or not isinstance(reward_scale, (int, float, np.integer, np.floating))
-        or not math.isfinite(reward_scale)
-        or reward_scale <= 0
-    ):
-        raise ValueError(f"reward_scale must be a positive finite number, got {short_repr(reward_scale)}")
 
 
 def check_seed(seed: Any) -> int:

@@ -22,8 +22,13 @@ The batched kernel ``burako_env.vector._finish_hand`` restates
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from burako_env.safe_yaml import short_repr
 
 if TYPE_CHECKING:
     from burako_env.engine import SideScore
@@ -86,9 +91,23 @@ __all__ = [
     "DEFAULT_REWARD_SCALE",
     "REWARD_MODES",
     "blended_reward",
+    "check_reward",
     "hand_rewards",
     "hand_winner",
     "winner_of",
     "zero_sum_from_totals",
     "zero_sum_rewards",
 ]
+
+
+def check_reward(reward: Any, reward_scale: Any) -> None:
+    """An env's ``reward`` mode and ``reward_scale`` (both games), refused, never coerced."""
+    if not isinstance(reward, str) or reward not in REWARD_MODES:
+        raise ValueError(f"reward must be one of {REWARD_MODES}, got {short_repr(reward)}")
+    if (
+        isinstance(reward_scale, (bool, np.bool_))
+        or not isinstance(reward_scale, (int, float, np.integer, np.floating))
+        or not math.isfinite(reward_scale)
+        or reward_scale <= 0
+    ):
+        raise ValueError(f"reward_scale must be a positive finite number, got {short_repr(reward_scale)}")

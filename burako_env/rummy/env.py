@@ -27,14 +27,13 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
+from burako_env.outcomes import check_reward
 from burako_env.rules import RulesError
 from burako_env.rummy import actions as A
 from burako_env.rummy.engine import Phase, RummyState
 from burako_env.rummy.observation import encode, observation_bounds
 from burako_env.rummy.render import render_image, render_text
 from burako_env.rummy.rules import RummyRules, load_rummy_rules
-
-REWARD_MODES = ("score", "win")
 
 
 def rummy_env(**kwargs: Any) -> AECEnv:
@@ -67,12 +66,9 @@ class rummy_raw_env(AECEnv):
         if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)):
             raise RulesError(f"num_players must be an integer, got {num_players!r}")
         self.rules.check_players(int(num_players))
-        if reward not in REWARD_MODES:
-            raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
+        check_reward(reward, reward_scale)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
-        if reward_scale <= 0:
-            raise ValueError(f"reward_scale must be positive, got {reward_scale}")
         self.num_players = int(num_players)
         self.render_mode = render_mode
         self.reward_mode = reward
