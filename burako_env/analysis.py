@@ -30,12 +30,25 @@ its muerto, hand and stock sizes before each move).
 | s<side>_muerto_turn            | turn at which the side took its muerto (NaN: never)          |
 | meta_<key>[_<key>…]            | the record's ``meta`` fields (nested mappings flattened)     |
 
+Rummy records (``"game": "rummy"``, ``burako_env.rummy``) have their own
+columns in ``games_frame`` (a frame of both games has the union, NaN where a
+column is the other game's): game, game_type ("rummy"), rules, num_players,
+deal_seed, starter, agent_<seat>, end_reason (closed, blocked), closed,
+blocked, closer (the seat that closed, -1 if the hand was blocked), turns,
+actions, winner (the winning seat: the closer, or the lowest total of a
+blocked hand; -1 for a tie), winner_agent, total_<seat> (the hand total,
+R10: 0 for the closer, lower is better), first_play_turn_<seat> (turn of the
+seat's first play, R5; NaN: never), table_tiles (tiles on the table at the
+end), meta_<key>. Burako rows have game_type "burako"; their winner is a side.
+
 ``decisions_frame`` columns: game, index (move number in the hand), seat,
 side, agent, turn, phase, action, kind (draw, take_pile, keep, reject,
 choose, discard, meld, add), tile (the tile discarded or added, else ""),
 meld (the meld made or added to, else ""), description, hand_size,
 stock_size, pile_size (all before the move), legal_actions (how many
-choices the seat had; 1 means forced).
+choices the seat had; 1 means forced). Rummy decisions: side is the seat,
+kind is add_tile, add_closing, commit or end_turn (``burako_env.rummy.actions``),
+tile the tile put into the play, table_size instead of pile_size.
 """
 
 from __future__ import annotations
@@ -51,7 +64,8 @@ import pandas as pd
 
 from burako_env import actions as A
 from burako_env.melds import PATTERNS, describe_meld
-from burako_env.records import SCORE_KEYS, ReplayStep, read_records, replay_steps
+from burako_env.records import SCORE_KEYS, ReplayStep, game_of, read_records, replay_steps
+from burako_env.scenario import tile_text
 from burako_env.stats import rate_ci
 from burako_env.tiles import tile_name
 
@@ -72,12 +86,16 @@ def games_frame(source: Records) -> pd.DataFrame:
     """One row per game (columns in the module docstring)."""
     rows = []
     for game, record in enumerate(_records(source)):
+        if game_of(record) == "rummy":
+            rows.append(_rummy_game_row(game, record))
+            continue
         steps = _replayed(record)
         final = steps[-1].state
         n = record["num_players"]
         sides = final.num_sides
         row: dict[str, Any] = {
             "game": game,
+            "game_type": "burako",
             "rules": record["rules"]["name"],
             "num_players": n,
             "deal_seed": record["deal_seed"],
@@ -118,6 +136,47 @@ def games_frame(source: Records) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _rummy_game_row(game: int, record: Mapping[str, Any]) -> dict[str, Any]:
+    """One Rummy record's row of :func:`games_frame` (columns in the module docstring)."""
+    steps = _replayed(record)
+    final = steps[-1].state
+    n = record["num_players"]
+    row: dict[str, Any] = {
+        "game": game,
+        "game_type": "rummy",
+        "rules": record["rules"]["name"],
+        "num_players": n,
+        "deal_seed": record["deal_seed"],
+        "starter": record["starter"],
+    }
+    for seat in range(n):
+        row[f"agent_{seat}"] = record["agents"][seat]
+    reason = record["end_reason"]
+    closer = record["result"]["closer"]
+    winners = record["result"]["winners"]
+    row.update(
+        end_reason=reason,
+        closed=reason == "closed",
+        blocked=reason == "blocked",
+        closer=-1 if closer is None else closer,
+        turns=record["turns"],
+        actions=len(record["actions"]),
+        winner=winners[0] if len(winners) == 1 else -1,
+        winner_agent="+".join(sorted({record["agents"][s] for s in winners})),
+    )
+    first_play_turn = [math.nan] * n
+    for before, after in itertools.pairwise(steps):
+        for seat in range(n):
+            if math.isnan(first_play_turn[seat]) and after.state.first_play_done[seat]:
+                first_play_turn[seat] = before.state.turns
+    for seat in range(n):
+        row[f"total_{seat}"] = record["hand_scores"][seat]
+        row[f"first_play_turn_{seat}"] = first_play_turn[seat]
+    row["table_tiles"] = int(final.table.sum())
+    row.update(_flat("meta", record.get("meta") or {}))
+    return row
+
+
 def _flat(prefix: str, data: Mapping[str, Any]) -> dict[str, Any]:
     """``{"a": {"b": 1}}`` -> ``{"meta_a_b": 1}``; lists become strings."""
     out: dict[str, Any] = {}
@@ -134,6 +193,9 @@ def decisions_frame(source: Records) -> pd.DataFrame:
     """One row per decision of every game (columns in the module docstring)."""
     rows = []
     for game, record in enumerate(_records(source)):
+        if game_of(record) == "rummy":
+            rows.extend(_rummy_decision_rows(game, record))
+            continue
         steps = _replayed(record)
         cards = steps[0].state.rules.cards
         for before, after in itertools.pairwise(steps):
@@ -170,6 +232,45 @@ def decisions_frame(source: Records) -> pd.DataFrame:
                 }
             )
     return pd.DataFrame(rows)
+
+
+def _rummy_decision_rows(game: int, record: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One Rummy record's rows of :func:`decisions_frame`."""
+    from burako_env.rummy import actions as RA
+
+    rows = []
+    for before, after in itertools.pairwise(_replayed(record)):
+        state = before.state
+        seat = after.seat
+        assert seat is not None and after.action is not None
+        action = after.action
+        if action < RA.ADD_CLOSING:
+            kind, tile = "add_tile", tile_text(action)
+        elif action == RA.ADD_CLOSING:
+            kind, tile = "add_closing", tile_text(state.closing_tile)
+        else:
+            kind, tile = ("commit" if action == RA.COMMIT else "end_turn"), ""
+        rows.append(
+            {
+                "game": game,
+                "index": after.index - 1,
+                "seat": seat,
+                "side": seat,
+                "agent": record["agents"][seat],
+                "turn": state.turns,
+                "phase": state.phase.name,
+                "action": action,
+                "kind": kind,
+                "tile": tile,
+                "meld": "",
+                "description": after.description,
+                "hand_size": int(state.hands[seat].sum()),
+                "stock_size": len(state.stock),
+                "table_size": int(state.table.sum()),
+                "legal_actions": int(np.count_nonzero(state.legal_mask())),
+            }
+        )
+    return rows
 
 
 def tournament_frames(run_dir: str | Path) -> dict[str, pd.DataFrame]:

@@ -44,6 +44,13 @@ worker count. An agent that raises in a worker stops the run with its
 process is reported as such (``burako-tournament`` records both as forfeits).
 Seats, seeds and the result row (:class:`~training.duplicate.GameRow`) come
 from :mod:`training.duplicate`.
+
+Rummy (``--game rummy``, or a Rummy preset: ``--rules rummy``) runs
+:func:`training.rummy_evaluate.evaluate_rummy`: 2 players, each for himself,
+the same deal and agent seeds, the lower hand total wins (R10); same table,
+``--json`` and ``--record`` options:
+
+    burako-eval --game rummy --a rummy-heuristic --b random --games 1000 --seed 0 --workers 2
 """
 
 from __future__ import annotations
@@ -56,17 +63,17 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from tqdm import tqdm
 
 from agents.options import parse_options, parse_value
-from agents.registry import agent_names
+from agents.registry import AGENTS, agent_names
 from agents.runner import AgentFault, play_game
 from burako_env.engine import TRUNCATED, VOID
 from burako_env.records import RecordWriter
-from burako_env.rules import Rules, RulesError, load_rules
+from burako_env.rules import Rules, RulesError, load_rules, preset_names
 from training.duplicate import (
     AgentSpec,
     GameRow,
@@ -81,14 +88,19 @@ from training.duplicate import (
 from training.game_pool import WorkerDeath, one_thread_per_worker, play_in_pool, play_in_process
 from training.locks import file_lock
 
+if TYPE_CHECKING:
+    from training.rummy_evaluate import RummySummary
+
 __all__ = [
     "AgentSpec",
     "Evaluation",
     "GameOutcome",
     "Summary",
+    "agent_games",
     "agent_seed",
     "deal_seed",
     "evaluate",
+    "format_rummy_table",
     "format_table",
     "main",
     "one_thread_per_worker",
@@ -353,6 +365,87 @@ def format_table(s: Summary) -> str:
     return "\n".join(lines)
 
 
+# ---------------------------------------------------------------------- Rummy
+GAMES = ("burako", "rummy")
+#: built-in agent modules that play any masked game (the others play the game of their module)
+_ANY_GAME_MODULES = ("agents.random_agent",)
+
+
+def agent_games(name: str) -> tuple[str, ...] | None:
+    """The games a built-in agent plays, read off the registry: Rummy agents live in
+    ``agents.rummy_*`` modules, the random agent plays both games, the others play
+    Burako. ``None`` for what the registry does not name (``module:Class``, plug-ins):
+    they are tried as given."""
+    target = AGENTS.get(name)
+    if target is None:
+        return None
+    module = target.split(":")[0]
+    if module in _ANY_GAME_MODULES:
+        return GAMES
+    return ("rummy",) if module.startswith("agents.rummy_") else ("burako",)
+
+
+def _check_agent_game(name: str, game: str) -> None:
+    games = agent_games(name)
+    if games is not None and game not in games:
+        fits = sorted(n for n in AGENTS if game in (agent_games(n) or ()))
+        raise ValueError(
+            f"agent {name!r} plays {' and '.join(games)} only, not {game}; {game} agents: {', '.join(fits)}"
+        )
+
+
+def _game_and_rules(game: str | None, rules: str | None) -> tuple[str, str]:
+    """The game and rules the options name: ``--rules rummy`` (a Rummy preset) means ``--game rummy``;
+    each game's default preset is its own name; a preset of the other game is refused."""
+    from burako_env.rummy.rules import rummy_preset_names
+
+    rummy_presets = rummy_preset_names()
+    if game is None:
+        game = "rummy" if rules in rummy_presets else "burako"
+    if rules is None:
+        rules = game
+    if game == "rummy" and rules in preset_names():
+        raise ValueError(f"--rules {rules} is a Burako preset, not Rummy's; Rummy presets: {', '.join(rummy_presets)}")
+    if game == "burako" and rules in rummy_presets:
+        raise ValueError(f"--rules {rules} is a Rummy preset: use --game rummy (or leave --game out)")
+    return game, rules
+
+
+def format_rummy_table(s: RummySummary) -> str:
+    """:func:`format_table` for a Rummy evaluation (no timing either)."""
+    rows = [
+        ("games", f"{s.games}", f"{s.deals} deals x 2 seatings"),
+        ("A wins / draws / losses", f"{s.wins} / {s.draws} / {s.losses}", "the lower hand total wins (R10)"),
+        ("closed hands", f"{s.closed}", "a player went out with the closing tile (R8)"),
+        ("blocked hands", f"{s.blocked}", "stock out, nobody could play (R9): lowest total wins"),
+        ("A win rate", f"{s.win_rate:.3f}", f"95% CI {_fmt_ci(s.win_rate_ci, '.3f')}"),
+        ("mean total B - A", f"{s.mean_diff:+.1f}", f"95% CI {_fmt_ci(s.mean_diff_ci, '+.1f')} (positive: A better)"),
+    ]
+    for seat, rate in enumerate(s.win_rate_by_seat):
+        rows.append((f"A win rate, A in seat {seat}", f"{rate:.3f}", "one seating only: seat bias included"))
+    rows.append(("mean turns per hand", f"{s.mean_turns:.1f}", ""))
+    width = max(len(r[0]) for r in rows)
+    vwidth = max(len(r[1]) for r in rows)
+    lines = [
+        f"A = {s.a}   B = {s.b}   game rummy, rules {s.rules}, 2 players, seed {s.seed}",
+        "duplicate: every deal played twice with the seats swapped; CIs over deals (Wilson / normal approximation)",
+        "-" * (width + vwidth + 50),
+    ]
+    lines += [f"{name:<{width}}  {value:>{vwidth}}  {note}".rstrip() for name, value, note in rows]
+    return "\n".join(lines)
+
+
+def _rummy_summary_dict(s: RummySummary) -> dict[str, Any]:
+    data = asdict(s)
+    first = {
+        "game": "rummy",
+        **{k: data.pop(k) for k in ("a", "b", "rules")},
+        "num_players": 2,
+        "seed": data.pop("seed"),
+    }
+    return {**first, **data}
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="burako-eval", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -364,8 +457,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--games", type=int, default=1000, help="games to play, an even number (2 per deal)")
     parser.add_argument("--seed", type=int, default=0, help="run seed: every deal and agent seed derives from it")
     parser.add_argument("--workers", type=int, default=1, help="worker processes")
-    parser.add_argument("--rules", default="burako", help="rules preset name or YAML path")
-    parser.add_argument("--players", type=int, default=2, choices=(2, 4))
+    parser.add_argument(
+        "--game", choices=GAMES, default=None, help="the game (default burako; a Rummy preset in --rules means rummy)"
+    )
+    parser.add_argument("--rules", default=None, help="rules preset name or YAML path (default: the game's own preset)")
+    parser.add_argument("--players", type=int, default=2, choices=(2, 4), help="Rummy: 2 only")
     parser.add_argument("--record", metavar="PATH", help="write every game as a JSON line (burako_env.records)")
     parser.add_argument("--json", metavar="PATH", help="also write the summary as JSON")
     parser.add_argument("--chunk-size", type=int, default=None, help="deals per worker task")
@@ -377,19 +473,23 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        game, rules = _game_and_rules(args.game, args.rules)
         a = AgentSpec.of(args.a, parse_options(args.a_opt, "--a-opt"))
         b = AgentSpec.of(args.b, parse_options(args.b_opt, "--b-opt"))
         for spec in (a, b):
+            _check_agent_game(spec.name, game)
             try:
                 spec.build(0)  # unknown names and bad options fail here, before any worker starts
             except ImportError as exc:
                 raise ValueError(f"agent {spec.name!r} cannot be loaded: {exc}") from exc
+        if game == "rummy":
+            return _main_rummy(args, a, b, rules)
         result = evaluate(
             a,
             b,
             games=args.games,
             seed=args.seed,
-            rules=args.rules,
+            rules=rules,
             num_players=args.players,
             workers=args.workers,
             record_path=args.record,
@@ -409,6 +509,44 @@ def main(argv: list[str] | None = None) -> int:
         print(f"records: {args.record}")
     if args.json:
         Path(args.json).write_text(json.dumps(result.summary.to_dict(), indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+def _main_rummy(args: argparse.Namespace, a: AgentSpec, b: AgentSpec, rules: str) -> int:
+    """The Rummy run of :func:`main` (its errors are :func:`main`'s)."""
+    from training.rummy_evaluate import evaluate_rummy  # Rummy's modules load when a Rummy run asks for them
+
+    if args.players != 2:
+        raise ValueError(
+            f"Rummy's duplicate evaluation is for 2 players (each for himself), got --players {args.players}"
+        )
+    if args.games <= 0 or args.games % 2:
+        raise ValueError(f"games must be a positive even number (each deal is played twice), got {args.games}")
+    if args.seed < 0:
+        raise ValueError(f"seed must be >= 0, got {args.seed}")
+    if args.workers < 1:
+        raise ValueError(f"workers must be >= 1, got {args.workers}")
+    if args.record is not None:
+        record_path = Path(args.record)
+        if record_path.is_dir() or not record_path.parent.is_dir():
+            raise ValueError(f"record path {args.record!r} must name a file in an existing folder")
+    summary = evaluate_rummy(
+        a,
+        b,
+        args.games // 2,
+        seed=args.seed,
+        rules=rules,
+        workers=args.workers,
+        record_path=args.record,
+        progress=not args.no_progress,
+        chunk_size=10 if args.chunk_size is None else args.chunk_size,
+    )
+    print(format_rummy_table(summary))
+    print(f"{summary.seconds:.1f} s, {summary.games / max(summary.seconds, 1e-9):.1f} games/s", file=sys.stderr)
+    if args.record:
+        print(f"records: {args.record}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(_rummy_summary_dict(summary), indent=2) + "\n", encoding="utf-8")
     return 0
 
 

@@ -25,12 +25,12 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from agents.registry import agent_names, make_agent
+from agents.registry import agent_names
 from agents.rummy_runner import play_rummy_hand
 from burako_env.records import RecordWriter
 from burako_env.rummy.rules import RummyRules, load_rummy_rules
 from burako_env.stats import mean_ci, rate_ci
-from training.duplicate import agent_seed, deal_seed
+from training.duplicate import AgentSpec, agent_seed, deal_seed
 
 
 @dataclass
@@ -56,16 +56,18 @@ class RummySummary:
     seconds: float = 0.0
 
 
-def _play_pairs(a: str, b: str, rules: RummyRules, seed: int, deals: Sequence[int], record: bool) -> list[dict]:
+def _play_pairs(
+    a: AgentSpec, b: AgentSpec, rules: RummyRules, seed: int, deals: Sequence[int], record: bool
+) -> list[dict]:
     """Both games of each deal (A in seat 0, then in seat 1); one dict per game."""
     out = []
     for deal in deals:
         dseed = deal_seed(seed, deal)
         for a_seat in (0, 1):
-            names = [a, b] if a_seat == 0 else [b, a]
-            agents = [make_agent(name, seed=agent_seed(seed, deal, seat)) for seat, name in enumerate(names)]
-            labels = [f"{'A' if seat == a_seat else 'B'}:{name}" for seat, name in enumerate(names)]
-            meta = {"evaluation": {"seed": seed, "deal": deal, "a_seat": a_seat, "a": a, "b": b}}
+            specs = [a, b] if a_seat == 0 else [b, a]
+            agents = [spec.build(agent_seed(seed, deal, seat)) for seat, spec in enumerate(specs)]
+            labels = [f"{'A' if seat == a_seat else 'B'}:{spec.label}" for seat, spec in enumerate(specs)]
+            meta = {"evaluation": {"seed": seed, "deal": deal, "a_seat": a_seat, "a": a.label, "b": b.label}}
             result = play_rummy_hand(agents, rules, 2, dseed, record=record, agent_names=labels, meta=meta)
             a_total, b_total = result.hand_scores[a_seat], result.hand_scores[1 - a_seat]
             out.append(
@@ -83,19 +85,26 @@ def _play_pairs(a: str, b: str, rules: RummyRules, seed: int, deals: Sequence[in
 
 
 def evaluate_rummy(
-    a: str,
-    b: str,
+    a: str | AgentSpec,
+    b: str | AgentSpec,
     deals: int,
     seed: int = 0,
     rules: RummyRules | str = "rummy",
     workers: int = 1,
     record_path: str | None = None,
     progress: bool = False,
+    chunk_size: int = 10,
 ) -> RummySummary:
-    """Duplicate evaluation of ``a`` against ``b`` over ``deals`` deals (2 games each)."""
+    """Duplicate evaluation of ``a`` against ``b`` (registry names, or
+    :class:`~training.duplicate.AgentSpec` with options) over ``deals`` deals
+    (2 games each), ``chunk_size`` deals per worker task."""
+    a = a if isinstance(a, AgentSpec) else AgentSpec.of(a)
+    b = b if isinstance(b, AgentSpec) else AgentSpec.of(b)
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+        raise ValueError(f"chunk_size (deals per worker task) must be an integer >= 1, got {chunk_size!r}")
     rules = load_rummy_rules(rules)
     start = time.perf_counter()
-    chunks = [tuple(range(i, min(i + 10, deals))) for i in range(0, deals, 10)]
+    chunks = [tuple(range(i, min(i + chunk_size, deals))) for i in range(0, deals, chunk_size)]
     games: list[dict] = []
     writer = RecordWriter(record_path) if record_path else None
     try:
@@ -126,8 +135,8 @@ def evaluate_rummy(
     mean_diff, diff_ci = mean_ci(pair_diffs)
     by_seat = tuple(float(np.mean([g["points"] for g in games if g["a_seat"] == s])) for s in (0, 1))
     return RummySummary(
-        a=a,
-        b=b,
+        a=a.label,
+        b=b.label,
         rules=rules.name,
         seed=seed,
         deals=deals,
