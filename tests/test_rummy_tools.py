@@ -48,6 +48,18 @@ def test_eval_rummy_preset_means_game_rummy_and_matches_evaluate_rummy(tmp_path:
     assert [r["agents"] for r in records] == [["A:rummy-greedy", "B:random"], ["B:random", "A:rummy-greedy"]]
 
 
+def test_eval_rummy_is_independent_of_the_worker_count(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """Same table and records with 1 and 2 worker processes (``module:Class`` agents work too)."""
+    outputs = []
+    for workers in (1, 2):
+        folder = tmp_path / f"w{workers}"
+        folder.mkdir()
+        argv = ["--game", "rummy", "--a", "agents.random_agent:RandomAgent", "--b", "rummy-greedy", "--games", "4"]
+        _run([*argv, "--workers", str(workers), "--chunk-size", "1"], folder)
+        outputs.append(((folder / "games.jsonl").read_text(), capsys.readouterr().out.replace(str(folder), "")))
+    assert outputs[0] == outputs[1]
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -107,3 +119,17 @@ def test_games_frame_reads_rummy_records(tmp_path: Path) -> None:
     assert set(moves["kind"]) <= {"add_tile", "add_closing", "commit", "end_turn"}
     first = records[0]
     assert list(moves[moves["game"] == 0]["description"]) == first["descriptions"]
+
+
+def test_eval_rummy_refuses_a_record_file_another_run_writes(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from training.locks import file_lock
+
+    record = tmp_path / "games.jsonl"
+    held = file_lock(record, "the record file")  # what a running burako-eval holds
+    try:
+        with pytest.raises(SystemExit):
+            main(["--game", "rummy", "--a", "random", "--b", "random", "--games", "2", "--record", str(record)])
+    finally:
+        held.release()
+    assert "another process is using the record file" in capsys.readouterr().err
+    assert not record.exists()

@@ -526,21 +526,28 @@ def _main_rummy(args: argparse.Namespace, a: AgentSpec, b: AgentSpec, rules: str
         raise ValueError(f"seed must be >= 0, got {args.seed}")
     if args.workers < 1:
         raise ValueError(f"workers must be >= 1, got {args.workers}")
+    lock = None
     if args.record is not None:
         record_path = Path(args.record)
         if record_path.is_dir() or not record_path.parent.is_dir():
             raise ValueError(f"record path {args.record!r} must name a file in an existing folder")
-    summary = evaluate_rummy(
-        a,
-        b,
-        args.games // 2,
-        seed=args.seed,
-        rules=rules,
-        workers=args.workers,
-        record_path=args.record,
-        progress=not args.no_progress,
-        chunk_size=10 if args.chunk_size is None else args.chunk_size,
-    )
+        # as for Burako: a second run writing the same file is refused (two writers would interleave their lines)
+        lock = file_lock(record_path, "the record file")
+    try:
+        summary = evaluate_rummy(
+            a,
+            b,
+            args.games // 2,
+            seed=args.seed,
+            rules=rules,
+            workers=args.workers,
+            record_path=args.record,
+            progress=not args.no_progress,
+            chunk_size=10 if args.chunk_size is None else args.chunk_size,
+        )
+    finally:
+        if lock is not None:
+            lock.release()
     print(format_rummy_table(summary))
     print(f"{summary.seconds:.1f} s, {summary.games / max(summary.seconds, 1e-9):.1f} games/s", file=sys.stderr)
     if args.record:
