@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict
 from pathlib import Path
 
@@ -133,3 +134,20 @@ def test_eval_rummy_refuses_a_record_file_another_run_writes(tmp_path: Path, cap
         held.release()
     assert "another process is using the record file" in capsys.readouterr().err
     assert not record.exists()
+
+
+def test_games_frame_mixes_burako_and_rummy_records(tmp_path: Path) -> None:
+    """One frame of both games: ``game_type`` tells them apart, each row has its game's columns, NaN elsewhere."""
+    from agents.random_agent import RandomAgent
+    from agents.runner import play_game
+
+    burako = play_game([RandomAgent(seed=0), RandomAgent(seed=1)], "burako", 2, 3, record=True).record
+    _, rummy, _ = _run(["--game", "rummy", "--a", "random", "--b", "random", "--games", "2"], tmp_path)
+    frame = analysis.games_frame([burako, rummy[0]])
+    assert list(frame["game_type"]) == ["burako", "rummy"]
+    assert list(frame["rules"]) == ["burako", "rummy"]
+    scores = burako["hand_scores"]
+    expected = [math.nan, math.nan] if scores is None else [scores[0]["total"], scores[1]["total"]]
+    assert [frame.loc[0, "s0_total"], frame.loc[0, "s1_total"]] == pytest.approx(expected, nan_ok=True)
+    assert math.isnan(frame.loc[0, "total_0"]) and math.isnan(frame.loc[1, "s0_total"])
+    assert frame.loc[1, "total_0"] == rummy[0]["hand_scores"][0]
