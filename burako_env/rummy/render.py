@@ -8,6 +8,8 @@ per row segment), since the engine keeps only the multiset.
 
 from __future__ import annotations
 
+from itertools import combinations
+
 import numpy as np
 
 from burako_env.rummy.engine import NO_TILE, Phase, RummyState
@@ -36,17 +38,45 @@ def arrange(table: np.ndarray) -> list[list[int]]:
         if found is None:
             for number in range(1, NUM_NUMBERS + 1):
                 kinds = [kind_of(c, number) for c in range(NUM_COLOURS) if rest[kind_of(c, number)]]
-                for size in (4, 3):
-                    if len(kinds) >= size and _take(rest, kinds[:size]):
-                        found = kinds[:size]
-                        break
+                found = next(
+                    (list(meld) for size in (4, 3) for meld in combinations(kinds, size) if _take(rest, list(meld))),
+                    None,
+                )
                 if found:
                     break
-        if found is None:  # what is left needs jokers: show it as one group
+        if found is None:
+            found = next((meld for meld in _joker_melds(rest) if _take(rest, meld)), None)
+        if found is None:  # no candidate fits (not seen): show what is left as one group
             melds.append(np.repeat(np.arange(NUM_KINDS), rest).tolist())
             break
         melds.append(found)
     return melds
+
+
+def _joker_melds(rest: np.ndarray) -> list[list[int]]:
+    """Melds holding jokers that ``rest`` could give, for :func:`arrange`:
+    runs with each missing number a joker (and with one present number a
+    joker too), and sets of one number's colours filled up with jokers."""
+    jokers = int(rest[JOKER])
+    if not jokers:
+        return []
+    out: list[list[int]] = []
+    for colour in range(NUM_COLOURS):
+        for start in range(1, NUM_NUMBERS - 1):
+            for end in range(start + 2, NUM_NUMBERS + 1):
+                run = [kind_of(colour, n) if rest[kind_of(colour, n)] else JOKER for n in range(start, end + 1)]
+                missing = run.count(JOKER)
+                if missing == len(run) or missing > jokers:
+                    continue
+                out.append(run)
+                if missing < jokers:
+                    out += [[*run[:i], JOKER, *run[i + 1 :]] for i, k in enumerate(run) if k != JOKER]
+    for number in range(1, NUM_NUMBERS + 1):
+        kinds = [kind_of(c, number) for c in range(NUM_COLOURS) if rest[kind_of(c, number)]]
+        for size in (4, 3):
+            for naturals in range(min(len(kinds), size), max(1, size - jokers) - 1, -1):
+                out += [[*meld, *[JOKER] * (size - naturals)] for meld in combinations(kinds, naturals)]
+    return [meld for meld in out if meld.count(JOKER) < len(meld)]
 
 
 def _take(rest: np.ndarray, meld: list[int]) -> bool:
