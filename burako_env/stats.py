@@ -39,7 +39,10 @@ def wilson_interval(rate: float, n: float, z: float = Z95) -> tuple[float, float
     z2 = z * z
     centre = (rate + z2 / (2 * n)) / (1 + z2 / n)
     half = z / (1 + z2 / n) * math.sqrt(rate * (1 - rate) / n + z2 / (4 * n * n))
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # at an observed 0 or 1 that end is exactly 0 or 1 (rounding gave 0.9999999999999999)
+    low = 0.0 if rate <= 0.0 else max(0.0, centre - half)
+    high = 1.0 if rate >= 1.0 else min(1.0, centre + half)
+    return low, high
 
 
 def rate_ci(values: Sequence[float]) -> tuple[float, tuple[float, float]]:

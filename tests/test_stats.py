@@ -47,3 +47,12 @@ def test_rate_ci_bad_input() -> None:
         rate_ci([0.5, 1.5])
     assert math.isnan(rate_ci([])[0])
     assert math.isnan(rate_ci([1.0])[1][0])
+
+
+def test_wilson_bounds_are_exactly_0_and_1_at_the_extremes() -> None:
+    """All games won (or lost): the interval ends at exactly 1.0 (0.0), never 0.9999999999999999."""
+    from burako_env.stats import wilson_interval
+
+    for n in range(1, 2000, 7):
+        assert wilson_interval(1.0, n)[1] == 1.0 and wilson_interval(0.0, n)[0] == 0.0
+        assert wilson_interval(1.0, n)[0] < 1.0 and wilson_interval(0.0, n)[1] > 0.0
