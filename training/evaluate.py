@@ -72,7 +72,7 @@ from agents.options import parse_options, parse_value
 from agents.registry import AGENTS, agent_names
 from agents.runner import AgentFault, play_game
 from burako_env.engine import TRUNCATED, VOID
-from burako_env.records import RecordWriter
+from burako_env.records import GAMES, RecordWriter
 from burako_env.rules import Rules, RulesError, load_rules, preset_names
 from training.duplicate import (
     AgentSpec,
@@ -354,19 +354,23 @@ def format_table(s: Summary) -> str:
     for k, rate in enumerate(s.win_rate_by_seating):
         rows.append((f"A win rate, A in {seat_names[k]}", f"{rate:.3f}", "one seating only: seat bias included"))
     rows.append(("mean turns per hand", f"{s.mean_turns:.1f}", ""))
-    width = max(len(r[0]) for r in rows)
-    vwidth = max(len(r[1]) for r in rows)
-    lines = [
+    return _report(
         f"A = {s.a}   B = {s.b}   rules {s.rules}, {s.num_players} players, seed {s.seed}",
         "duplicate: every deal played twice with the sides swapped; CIs over deals (normal approximation)",
-        "-" * (width + vwidth + 50),
-    ]
+        rows,
+    )
+
+
+def _report(title: str, subtitle: str, rows: Sequence[tuple[str, str, str]]) -> str:
+    """Two header lines, a rule, then the rows as aligned name / value / note columns."""
+    width = max(len(r[0]) for r in rows)
+    vwidth = max(len(r[1]) for r in rows)
+    lines = [title, subtitle, "-" * (width + vwidth + 50)]
     lines += [f"{name:<{width}}  {value:>{vwidth}}  {note}".rstrip() for name, value, note in rows]
     return "\n".join(lines)
 
 
 # ---------------------------------------------------------------------- Rummy
-GAMES = ("burako", "rummy")
 #: built-in agent modules that play any masked game (the others play the game of their module)
 _ANY_GAME_MODULES = ("agents.random_agent",)
 
@@ -424,15 +428,11 @@ def format_rummy_table(s: RummySummary) -> str:
     for seat, rate in enumerate(s.win_rate_by_seat):
         rows.append((f"A win rate, A in seat {seat}", f"{rate:.3f}", "one seating only: seat bias included"))
     rows.append(("mean turns per hand", f"{s.mean_turns:.1f}", ""))
-    width = max(len(r[0]) for r in rows)
-    vwidth = max(len(r[1]) for r in rows)
-    lines = [
+    return _report(
         f"A = {s.a}   B = {s.b}   game rummy, rules {s.rules}, 2 players, seed {s.seed}",
         "duplicate: every deal played twice with the seats swapped; CIs over deals (Wilson / normal approximation)",
-        "-" * (width + vwidth + 50),
-    ]
-    lines += [f"{name:<{width}}  {value:>{vwidth}}  {note}".rstrip() for name, value, note in rows]
-    return "\n".join(lines)
+        rows,
+    )
 
 
 def _rummy_summary_dict(s: RummySummary) -> dict[str, Any]:
