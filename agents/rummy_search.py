@@ -1,0 +1,226 @@
+"""Information-set Monte Carlo tree search (ISMCTS) for Rummy: ``rummy-ismcts``.
+
+The agent reads only its observation (E2): :func:`state_from_observation`
+rebuilds a full :class:`~burako_env.rummy.engine.RummyState` from it, with the
+hidden tiles (the other hands and the stock: the 106 tiles less the own hand,
+the table and the closing tile) placed in an arbitrary order; every
+simulation then starts from ``state.determinize(seat, rng)``, which re-deals
+exactly those hidden tiles at random (single-observer ISMCTS, Cowling et al.
+2012). So no simulation sees a hidden tile that the observation does not
+imply, and the search cannot depend on where the hidden tiles really are.
+
+One tree is shared by all determinizations; its edges are the actions of the
+exact 56-action mask (a turn is a sequence of decisions: tiles into the
+pending play, the closing tile, commit, end turn). Another player's legal
+actions depend on his (sampled) hand, so selection is UCB1 with
+*availability counts* (:func:`agents.search.tree_step`, shared with Burako's
+ISMCTS). A simulation descends the tree until it expands a node, then plays
+uniformly random legal actions (the measured cost: about 1 ms an action,
+mostly the exact mask; the heuristic's policy costs about 3 ms an action) for
+at most ``depth`` more turns, or to the end of the hand.
+
+Values, per seat (2 to 4 players, each for himself): a finished hand is
+scored by its result (R10: lowest total wins; ``RummyState.hand_rewards``
+``"win"``: +1 for the closer, the others share -1); an unfinished one by the
+hand totals as if the hand were blocked now (R10 points, the ``"score"``
+rewards divided by ``value_scale``), a weak signal next to a win. Each node
+keeps the value of the seat that chose the action into it. The move played is
+the root action with the most visits (ties: the best mean).
+
+Options: :class:`agents.search_settings.SearchSettings` (``simulations``, or
+``time_per_move`` seconds, ``exploration``, ``depth``, ``max_rollout_actions``,
+``value_scale``), as keywords (``make_agent("rummy-ismcts", seed=0,
+simulations=64)``) or whole (``settings=``). A forced move (one legal action)
+is returned at once, without a search.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+
+from agents.search import TreeNode, tree_step
+from agents.search_settings import SearchSettings
+from burako_env.rummy.engine import FULL_COUNTS, NO_TILE, Phase, RummyState
+from burako_env.rummy.observation import OFFSETS, SCORE_SCALE
+from burako_env.rummy.rules import RummyRules, load_rummy_rules
+from burako_env.tiles import NUM_KINDS
+
+
+def state_from_observation(obs: np.ndarray, seat: int, rules: RummyRules, num_players: int) -> RummyState:
+    """A full state consistent with ``seat``'s observation (module docstring).
+
+    Everything observed is copied; the hidden tiles are dealt to the other
+    hands (their observed sizes) and the stock in kind order, a placeholder
+    for :meth:`RummyState.determinize` to re-deal. An observation that is not
+    a consistent one (tile counts, sizes) is a ValueError.
+    """
+    n = num_players
+    seats = [(seat + i) % n for i in range(n)]
+
+    def segment(name: str) -> np.ndarray:
+        return np.asarray(obs[OFFSETS[name]])
+
+    def counts(name: str) -> np.ndarray:
+        return np.rint(segment(name)).astype(np.int64)
+
+    state = RummyState(rules, n)
+    state.hands[seat] = counts("hand")
+    state.table = counts("table")
+    closing = np.flatnonzero(segment("closing_tile") > 0.5)
+    state.closing_tile = int(closing[0]) if closing.size else NO_TILE
+    hidden = FULL_COUNTS - state.hands[seat] - state.table
+    if state.closing_tile != NO_TILE:
+        hidden[state.closing_tile] -= 1
+    if (hidden < 0).any():
+        raise ValueError("state_from_observation: the observation shows more tiles of a kind than exist")
+    pool = np.repeat(np.arange(NUM_KINDS), hidden)
+    sizes = np.rint(segment("hand_sizes")[:n]).astype(np.int64)
+    tail = np.rint(segment("stock_size")).astype(np.int64)
+    start = 0
+    for i, player in enumerate(seats[1:], start=1):
+        state.hands[player] = np.bincount(pool[start : start + sizes[i]], minlength=NUM_KINDS)
+        start += int(sizes[i])
+    state.stock = [int(k) for k in pool[start:]]
+    if sizes[0] != state.hands[seat].sum() or len(state.stock) != int(tail[0]):
+        raise ValueError(
+            f"state_from_observation: {pool.size} hidden tiles do not fit the observed hand sizes "
+            f"{sizes.tolist()} and stock of {int(tail[0])}"
+        )
+    state.pending = counts("pending")
+    state.pending_closing = bool(segment("pending_closing")[0] > 0.5)
+    first = segment("first_play")
+    scores = segment("match_scores")
+    for i, player in enumerate(seats):
+        state.first_play_done[player] = bool(first[i] > 0.5)
+        state.match_scores[player] = round(float(scores[i]) * SCORE_SCALE)
+    to_act = np.flatnonzero(segment("to_act")[:n] > 0.5)
+    state.current = seats[int(to_act[0])] if to_act.size else seat
+    state.phase = Phase.PLAY
+    state.hand_number = int(np.rint(segment("hand_number")[0]))
+    state.blocked_turns = int(np.rint(segment("blocked_turns")[0]))
+    state.turn_started_empty = bool(segment("started_empty")[0] > 0.5)
+    state.check_conservation()
+    return state
+
+
+#: what having made the first play (R5) is worth to an unfinished hand's value: no closing without it
+FIRST_PLAY_VALUE = 0.25
+
+
+def seat_values(state: RummyState, value_scale: float) -> list[float]:
+    """Per-seat values of a simulated position (module docstring)."""
+    if state.phase != Phase.PLAY:
+        return state.hand_rewards("win")
+    n = state.num_players
+    totals = [state.hand_value(p) for p in range(n)]
+    everyone = sum(totals)
+    opened = [FIRST_PLAY_VALUE * float(done) for done in state.first_play_done]
+    all_opened = sum(opened)
+    return [
+        ((everyone - t) / (n - 1) - t) / value_scale + opened[p] - (all_opened - opened[p]) / (n - 1)
+        for p, t in enumerate(totals)
+    ]
+
+
+class RummyISMCTS:
+    """Single-observer ISMCTS for Rummy with random rollouts (module docstring)."""
+
+    name = "rummy-ismcts"
+    #: this agent's defaults (a small budget: a hand asks it about 60 decisions) and the settings it reads
+    default_settings = SearchSettings(
+        simulations=24, exploration=0.7, depth=2, max_rollout_actions=60, value_scale=100.0
+    )
+    uses_settings = ("simulations", "time_per_move", "exploration", "depth", "max_rollout_actions", "value_scale")
+
+    def __init__(self, seed: int | None = None, settings: SearchSettings | None = None, **options: Any) -> None:
+        self.settings = SearchSettings.for_agent(
+            self.name, self.default_settings, self.uses_settings, settings, options
+        )
+        self.rng = np.random.default_rng(seed)
+        self.seat = 0
+        self.num_players = 2
+        self.rules: RummyRules = load_rummy_rules("rummy")
+        #: statistics of the last decision (for tests and tuning)
+        self.last_simulations = 0
+        self.last_seconds = 0.0
+
+    def reset(self, seat: int, rules: Any = None, num_players: int = 2) -> None:
+        """Called at the start of each hand."""
+        self.seat = seat
+        self.num_players = num_players
+        if isinstance(rules, RummyRules):
+            self.rules = rules
+
+    def act(self, observation: dict[str, np.ndarray], view: Any = None) -> int:
+        mask = observation["action_mask"]
+        legal = np.flatnonzero(mask).tolist()
+        if not legal:
+            raise ValueError("RummyISMCTS.act: no legal action in the mask")
+        self.last_simulations = 0
+        self.last_seconds = 0.0
+        if len(legal) == 1:
+            return int(legal[0])
+        start = time.perf_counter()
+        state = state_from_observation(observation["observation"], self.seat, self.rules, self.num_players)
+        action = self.search(state, legal, start)
+        self.last_seconds = time.perf_counter() - start
+        return action
+
+    def search(self, state: RummyState, legal: list[int], start: float | None = None) -> int:
+        """The root action with the most visits over the simulations of the budget."""
+        settings = self.settings
+        start = time.perf_counter() if start is None else start
+        deadline = None if settings.time_per_move is None else start + settings.time_per_move
+        root = TreeNode()
+        done = 0
+        while True:
+            if deadline is None:
+                if done >= settings.simulations:
+                    break
+            elif done and time.perf_counter() >= deadline:
+                break
+            self._simulate(root, state.determinize(self.seat, self.rng), deadline)
+            done += 1
+        self.last_simulations = done
+
+        def rank(a: int) -> tuple[int, float]:
+            child = root.children.get(a)
+            if child is None or not child.visits:
+                return (0, -math.inf)
+            return (child.visits, child.total / child.visits)
+
+        return int(max(legal, key=rank))
+
+    def _simulate(self, root: TreeNode, state: RummyState, deadline: float | None) -> None:
+        """One simulation on one determinization: down the tree (UCB with
+        availability counts) to a new node, a random rollout, then the values back up."""
+        settings = self.settings
+        path: list[TreeNode] = []
+        node = root
+        while state.phase == Phase.PLAY:
+            actions = np.flatnonzero(state.legal_mask()).tolist()
+            side = state.current
+            action, node, expanded = tree_step(node, actions, side, settings.exploration)
+            state.step(action)
+            path.append(node)
+            if expanded:
+                break
+        last_turn = state.turns + settings.depth
+        for _ in range(settings.max_rollout_actions):
+            if state.phase != Phase.PLAY or state.turns >= last_turn:
+                break
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
+            legal = np.flatnonzero(state.legal_mask())
+            state.step(int(legal[self.rng.integers(legal.size)]))
+        values = seat_values(state, settings.value_scale)
+        for visited in path:
+            visited.visits += 1
+            visited.total += values[visited.side]
+
+
+__all__ = ["RummyISMCTS", "seat_values", "state_from_observation"]
