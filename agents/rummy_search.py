@@ -38,12 +38,15 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from agents.rummy_heuristic import RummyHeuristic
 from agents.search import TreeNode, tree_step
 from agents.search_settings import SearchSettings
+from burako_env.rummy import actions as A
 from burako_env.rummy.engine import FULL_COUNTS, NO_TILE, Phase, RummyState
 from burako_env.rummy.observation import OFFSETS, SCORE_SCALE
 from burako_env.rummy.rules import RummyRules, load_rummy_rules
@@ -111,6 +114,32 @@ def state_from_observation(obs: np.ndarray, seat: int, rules: RummyRules, num_pl
 FIRST_PLAY_VALUE = 0.25
 
 
+def random_action(state: RummyState, rng: np.random.Generator) -> int:
+    """A uniformly random legal action."""
+    legal = np.flatnonzero(state.legal_mask())
+    return int(legal[rng.integers(legal.size)])
+
+
+def hold_action(state: RummyState, rng: np.random.Generator) -> int:
+    """The holding player's move: close when legal (R8), random moves until the first play (R5),
+    then end the turn (playing only feeds the others' closing test; agents.rummy_heuristic)."""
+    mask = state.legal_mask()
+    if mask[A.ADD_CLOSING]:
+        return A.ADD_CLOSING
+    if state.pending_closing:
+        return int(np.flatnonzero(mask)[0])  # the rest of the hand, then commit: every path closes
+    if not state.first_play_done[state.current] or state.pending.any() or not mask[A.END_TURN]:
+        return random_action(state, rng)
+    return A.END_TURN
+
+
+#: rollout policies by name (the ``rollout`` setting)
+ROLLOUT_POLICIES: dict[str, Callable[[RummyState, np.random.Generator], int]] = {
+    "hold": hold_action,
+    "random": random_action,
+}
+
+
 def seat_values(state: RummyState, value_scale: float) -> list[float]:
     """Per-seat values of a simulated position (module docstring)."""
     if state.phase != Phase.PLAY:
@@ -126,21 +155,56 @@ def seat_values(state: RummyState, value_scale: float) -> list[float]:
     ]
 
 
+#: visits a root action needs before it may replace the prior's choice
+MIN_CHALLENGER_VISITS = 4
+
+
+def choose(root: TreeNode, candidates: list[int], margin: float) -> int:
+    """The prior's choice (``candidates[0]``) unless an action visited at least
+    :data:`MIN_CHALLENGER_VISITS` times beats its mean value by ``margin``."""
+
+    def mean(action: int) -> float:
+        child = root.children.get(action)
+        return child.total / child.visits if child is not None and child.visits else -math.inf
+
+    def visits(action: int) -> int:
+        child = root.children.get(action)
+        return 0 if child is None else child.visits
+
+    challengers = [a for a in candidates[1:] if visits(a) >= MIN_CHALLENGER_VISITS]
+    best = max(challengers, key=mean, default=candidates[0])
+    return int(best) if mean(best) >= mean(candidates[0]) + margin else int(candidates[0])
+
+
 class RummyISMCTS:
     """Single-observer ISMCTS for Rummy with random rollouts (module docstring)."""
 
     name = "rummy-ismcts"
     #: this agent's defaults (a small budget: a hand asks it about 60 decisions) and the settings it reads
     default_settings = SearchSettings(
-        simulations=24, exploration=0.7, depth=2, max_rollout_actions=60, value_scale=100.0
+        simulations=16, exploration=0.7, depth=4, max_rollout_actions=80, rollout="hold", value_scale=300.0, margin=60.0
     )
-    uses_settings = ("simulations", "time_per_move", "exploration", "depth", "max_rollout_actions", "value_scale")
+    uses_settings = (
+        "simulations",
+        "time_per_move",
+        "exploration",
+        "depth",
+        "max_rollout_actions",
+        "rollout",
+        "value_scale",
+        "margin",
+    )
 
     def __init__(self, seed: int | None = None, settings: SearchSettings | None = None, **options: Any) -> None:
         self.settings = SearchSettings.for_agent(
             self.name, self.default_settings, self.uses_settings, settings, options
         )
+        if self.settings.rollout not in ROLLOUT_POLICIES:
+            known = ", ".join(ROLLOUT_POLICIES)
+            raise ValueError(f"{self.name}: unknown rollout policy {self.settings.rollout!r}; known: {known}")
         self.rng = np.random.default_rng(seed)
+        #: the root's prior: its choice is played unless another action beats it by ``margin``
+        self.prior = RummyHeuristic(seed)
         self.seat = 0
         self.num_players = 2
         self.rules: RummyRules = load_rummy_rules("rummy")
@@ -152,6 +216,7 @@ class RummyISMCTS:
         """Called at the start of each hand."""
         self.seat = seat
         self.num_players = num_players
+        self.prior.reset(seat, rules, num_players)
         if isinstance(rules, RummyRules):
             self.rules = rules
 
@@ -166,12 +231,14 @@ class RummyISMCTS:
             return int(legal[0])
         start = time.perf_counter()
         state = state_from_observation(observation["observation"], self.seat, self.rules, self.num_players)
-        action = self.search(state, legal, start)
+        preferred = int(self.prior.act(observation))
+        action = self.search(state, [preferred] + [a for a in legal if a != preferred], start)
         self.last_seconds = time.perf_counter() - start
         return action
 
-    def search(self, state: RummyState, legal: list[int], start: float | None = None) -> int:
-        """The root action with the most visits over the simulations of the budget."""
+    def search(self, state: RummyState, candidates: list[int], start: float | None = None) -> int:
+        """Simulations within the budget; the first candidate (the prior's) is played unless
+        another beats its mean value by ``margin / value_scale``."""
         settings = self.settings
         start = time.perf_counter() if start is None else start
         deadline = None if settings.time_per_move is None else start + settings.time_per_move
@@ -183,26 +250,21 @@ class RummyISMCTS:
                     break
             elif done and time.perf_counter() >= deadline:
                 break
-            self._simulate(root, state.determinize(self.seat, self.rng), deadline)
+            self._simulate(root, state.determinize(self.seat, self.rng), deadline, candidates)
             done += 1
         self.last_simulations = done
+        return choose(root, candidates, settings.margin / settings.value_scale)
 
-        def rank(a: int) -> tuple[int, float]:
-            child = root.children.get(a)
-            if child is None or not child.visits:
-                return (0, -math.inf)
-            return (child.visits, child.total / child.visits)
-
-        return int(max(legal, key=rank))
-
-    def _simulate(self, root: TreeNode, state: RummyState, deadline: float | None) -> None:
+    def _simulate(self, root: TreeNode, state: RummyState, deadline: float | None, candidates: list[int]) -> None:
         """One simulation on one determinization: down the tree (UCB with
         availability counts) to a new node, a random rollout, then the values back up."""
         settings = self.settings
         path: list[TreeNode] = []
         node = root
         while state.phase == Phase.PLAY:
-            actions = np.flatnonzero(state.legal_mask()).tolist()
+            # the root's candidates (the seat's legal actions, the same in every determinization: E2)
+            # in their order, so the prior's is tried first
+            actions = candidates if node is root else np.flatnonzero(state.legal_mask()).tolist()
             side = state.current
             action, node, expanded = tree_step(node, actions, side, settings.exploration)
             state.step(action)
@@ -215,8 +277,7 @@ class RummyISMCTS:
                 break
             if deadline is not None and time.perf_counter() >= deadline:
                 break
-            legal = np.flatnonzero(state.legal_mask())
-            state.step(int(legal[self.rng.integers(legal.size)]))
+            state.step(ROLLOUT_POLICIES[settings.rollout](state, self.rng))
         values = seat_values(state, settings.value_scale)
         for visited in path:
             visited.visits += 1

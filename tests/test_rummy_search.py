@@ -129,7 +129,7 @@ def test_only_determinizations_are_simulated(monkeypatch: pytest.MonkeyPatch) ->
 
     simulate = agent._simulate
     monkeypatch.setattr(RummyState, "determinize", counted)
-    monkeypatch.setattr(agent, "_simulate", lambda root, s, deadline: (seen.append(id(s)), simulate(root, s, deadline)))
+    monkeypatch.setattr(agent, "_simulate", lambda root, s, *rest: (seen.append(id(s)), simulate(root, s, *rest)))
     agent.act(observe(state))
     assert len(made) == 5 and seen == made
 
@@ -174,3 +174,14 @@ def test_options_and_registry() -> None:
         RummyISMCTS(root_actions=2)
     with pytest.raises(ValueError, match="simulations"):
         RummyISMCTS(simulations=0)
+
+
+def test_prior_choice_kept_unless_beaten_by_margin() -> None:
+    """With an unreachable margin the search plays the rummy-heuristic's choice (its root prior)."""
+    from agents.rummy_heuristic import RummyHeuristic
+
+    for state in random_states(5, seed=13):
+        heuristic = RummyHeuristic()
+        heuristic.reset(state.current, state.rules, state.num_players)
+        agent = agent_for(state, simulations=3, margin=1e9)
+        assert agent.act(observe(state)) == heuristic.act(observe(state))
