@@ -14,18 +14,27 @@ exact 56-action mask (a turn is a sequence of decisions: tiles into the
 pending play, the closing tile, commit, end turn). Another player's legal
 actions depend on his (sampled) hand, so selection is UCB1 with
 *availability counts* (:func:`agents.search.tree_step`, shared with Burako's
-ISMCTS). A simulation descends the tree until it expands a node, then plays
-uniformly random legal actions (the measured cost: about 1 ms an action,
-mostly the exact mask; the heuristic's policy costs about 3 ms an action) for
-at most ``depth`` more turns, or to the end of the hand.
+ISMCTS). A simulation descends the tree until it expands a node, then plays a
+rollout for at most ``depth`` more turns, or to the end of the hand. Rollout
+policies (``rollout``): ``"hold"`` (default: close when legal, random moves
+until the first play, then end the turn: the rummy-heuristic's plan without
+its solver calls) or ``"random"``. Their cost is the exact mask, about 1 ms an
+action; the heuristic itself costs about 3 ms an action, too much for rollouts.
+
+The root's *prior* is :class:`agents.rummy_heuristic.RummyHeuristic` (which
+beats random 999 games in 1,000): its action is tried first and played
+unless another root action, visited at least :data:`MIN_CHALLENGER_VISITS`
+times, beats its mean value by ``margin / value_scale`` (as Burako's ISMCTS
+keeps its Planner's choice): with a few dozen simulations the means are
+noisy, and a search that trusts them outright plays worse than the heuristic.
 
 Values, per seat (2 to 4 players, each for himself): a finished hand is
 scored by its result (R10: lowest total wins; ``RummyState.hand_rewards``
 ``"win"``: +1 for the closer, the others share -1); an unfinished one by the
 hand totals as if the hand were blocked now (R10 points, the ``"score"``
-rewards divided by ``value_scale``), a weak signal next to a win. Each node
-keeps the value of the seat that chose the action into it. The move played is
-the root action with the most visits (ties: the best mean).
+rewards divided by ``value_scale``) plus :data:`FIRST_PLAY_VALUE` for having
+made the first play (no closing without it), weak signals next to a win.
+Each node keeps the value of the seat that chose the action into it.
 
 Options: :class:`agents.search_settings.SearchSettings` (``simulations``, or
 ``time_per_move`` seconds, ``exploration``, ``depth``, ``max_rollout_actions``,
