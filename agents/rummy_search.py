@@ -191,7 +191,7 @@ class RummyISMCTS:
     name = "rummy-ismcts"
     #: this agent's defaults (a small budget: a hand asks it about 60 decisions) and the settings it reads
     default_settings = SearchSettings(
-        simulations=16, exploration=0.7, depth=4, max_rollout_actions=80, rollout="hold", value_scale=300.0, margin=60.0
+        simulations=8, exploration=0.7, depth=2, max_rollout_actions=80, rollout="hold", value_scale=300.0, margin=60.0
     )
     uses_settings = (
         "simulations",
