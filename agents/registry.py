@@ -36,6 +36,7 @@ AGENTS: dict[str, str] = {
     # Rummy (burako_env.rummy); "random" plays both games
     "rummy-heuristic": "agents.rummy_heuristic:RummyHeuristic",
     "rummy-greedy": "agents.rummy_heuristic:RummyGreedy",
+    "rummy-ismcts": "agents.rummy_search:RummyISMCTS",
 }
 
 
