@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -77,14 +77,13 @@ if TYPE_CHECKING:
 FORMAT_VERSION = 1
 END_REASONS = (CLOSED, STOCK_EXHAUSTED, VOID, TRUNCATED)
 SCORE_KEYS = ("melded", "canasta_bonus", "closing_bonus", "hand_penalty", "muerto_penalty", "total")
-REQUIRED_FIELDS = (
+#: the fields every record has, whichever the game
+COMMON_FIELDS = (
     "format",
     "rules",
     "num_players",
     "deal_seed",
-    "mano",
     "agents",
-    "sides",
     "actions",
     "descriptions",
     "turns",
@@ -92,24 +91,11 @@ REQUIRED_FIELDS = (
     "hand_scores",
     "result",
 )
+REQUIRED_FIELDS = (*COMMON_FIELDS, "mano", "sides")
 OPTIONAL_FIELDS = ("meta", "game")
 GAMES = ("burako", "rummy")
 RUMMY_END_REASONS = ("closed", "blocked")
-RUMMY_REQUIRED_FIELDS = (
-    "format",
-    "game",
-    "rules",
-    "num_players",
-    "deal_seed",
-    "starter",
-    "agents",
-    "actions",
-    "descriptions",
-    "turns",
-    "end_reason",
-    "hand_scores",
-    "result",
-)
+RUMMY_REQUIRED_FIELDS = (*COMMON_FIELDS, "game", "starter")
 
 
 class RecordError(ValueError):
@@ -313,12 +299,7 @@ def validate_record(record: Any) -> None:
     if game_of(record) == "rummy":
         _validate_rummy_record(record)
         return
-    for name in REQUIRED_FIELDS:
-        if name not in record:
-            raise RecordError("missing field", field=name)
-    unknown = sorted(set(record) - set(REQUIRED_FIELDS) - set(OPTIONAL_FIELDS))
-    if unknown:
-        raise RecordError(f"unknown field(s) {unknown}; extra data belongs in 'meta'", field=unknown[0])
+    _check_fields(record, REQUIRED_FIELDS)
     rules = rules_of(record)
     n = _want_int(record, "num_players")
     if n not in rules.players:
@@ -360,16 +341,21 @@ def validate_record(record: Any) -> None:
         raise RecordError(f"expected an object, got {_type_name(record['meta'])}", field="meta")
 
 
+def _check_fields(record: Mapping[str, Any], required: Sequence[str]) -> None:
+    """Every required field present, nothing beyond them and the optional ones."""
+    for name in required:
+        if name not in record:
+            raise RecordError("missing field", field=name)
+    unknown = sorted(set(record) - set(required) - set(OPTIONAL_FIELDS))
+    if unknown:
+        raise RecordError(f"unknown field(s) {unknown}; extra data belongs in 'meta'", field=unknown[0])
+
+
 def _validate_rummy_record(record: Mapping[str, Any]) -> None:
     from burako_env.rummy import actions as RA
     from burako_env.rummy.rules import load_rummy_rules
 
-    for name in RUMMY_REQUIRED_FIELDS:
-        if name not in record:
-            raise RecordError("missing field", field=name)
-    unknown = sorted(set(record) - set(RUMMY_REQUIRED_FIELDS) - set(OPTIONAL_FIELDS))
-    if unknown:
-        raise RecordError(f"unknown field(s) {unknown}; extra data belongs in 'meta'", field=unknown[0])
+    _check_fields(record, RUMMY_REQUIRED_FIELDS)
     if not isinstance(record["rules"], Mapping):
         raise RecordError(
             f"expected an object (RummyRules.to_dict()), got {_type_name(record['rules'])}", field="rules"
