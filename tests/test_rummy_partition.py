@@ -5,7 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from burako_env.rummy.partition import PlayGraph, can_partition, max_tiles_placed
+from burako_env.rummy.partition import (
+    PlayGraph,
+    bounded_paths,
+    can_partition,
+    fits,
+    mask_query,
+    max_tiles_placed,
+    turn_graph,
+)
 from burako_env.tiles import JOKER, KIND_NUMBER_LIST, NUM_KINDS, kind_of
 from tests.rummy_oracle import MELDS, brute_partition, brute_value, sub_multisets
 
@@ -99,6 +107,43 @@ def test_addable_matches_one_query_per_kind() -> None:
                 rest = hand.copy()
                 rest[kind] -= 1
                 assert graph.addable()[kind] == PlayGraph(one, rest).feasible
+
+
+def test_engine_fast_paths_match_the_unpruned_graph() -> None:
+    """R6, R7: the engine's fast paths (isolated tiles pruned first, one turn graph read with bounds)
+    answer exactly what a fresh unpruned graph per question answers: which kinds can join the
+    pending play, whether the pending play alone splits, and whether table + hand + closing tile do
+    (R8); before the first play, the same with the R5 objective."""
+    rng = np.random.default_rng(23)
+    checked = 0
+    for _ in range(60):
+        table = random_multiset(rng, melds=int(rng.integers(1, 5)), noise=0)
+        hand = np.minimum(random_multiset(rng, melds=int(rng.integers(0, 2)), noise=8), 2 - table)
+        hand[JOKER] = min(hand[JOKER], 2 - table[JOKER])
+        spare = [k for k in range(NUM_KINDS) if table[k] + hand[k] < 2]
+        closing = int(rng.choice(spare))
+        graph = turn_graph(table, hand, closing)
+        assert graph is not None
+        whole = table + hand
+        whole[closing] += 1
+        assert bounded_paths(graph, whole, whole)[1] == PlayGraph(whole).feasible
+        pending = np.zeros(NUM_KINDS, dtype=np.int64)
+        for _step in range(4):
+            low = table + pending
+            addable, _ = bounded_paths(graph, low, table + hand)
+            expected = PlayGraph(low, hand - pending)
+            assert (addable == expected.addable()).all()
+            assert bounded_paths(graph, low, low)[1] == fits(low) == PlayGraph(low).feasible
+            first, alone = mask_query(pending.copy(), hand - pending, np.array(NUMBERS), True, 0, 30)
+            fresh = PlayGraph(pending, hand - pending, NUMBERS, joker_at_number=True)
+            assert (first == fresh.addable(30)).all()
+            assert alone == PlayGraph(pending, weights=NUMBERS, joker_at_number=True).best_value
+            checked += 1
+            choices = np.flatnonzero(addable & (hand - pending > 0))
+            if not len(choices):
+                break
+            pending[int(rng.choice(choices))] += 1
+    assert checked > 100
 
 
 rummikub_solver = pytest.importorskip("rummikub_solver")

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from burako_env.rummy import actions as A
-from burako_env.rummy.partition import addable_kinds, best_value, fits, mask_query
+from burako_env.rummy.partition import addable_kinds, best_value, bounded_paths, fits, mask_query, turn_graph
 from burako_env.rummy.rules import RummyRules, load_rummy_rules
 from burako_env.tiles import JOKER, KIND_NUMBER_LIST, NUM_KINDS
 
@@ -87,6 +87,7 @@ class RummyState:
         self.turns = 0
         self._mask: np.ndarray | None = None
         self._closing_cache: tuple[tuple[Any, ...], bool] | None = None
+        self._turn_graph_cache: tuple[tuple[Any, ...], tuple[np.ndarray, ...] | None] | None = None
 
     # ------------------------------------------------------------------ setup
     @classmethod
@@ -207,12 +208,39 @@ class RummyState:
         """
         if self.closing_tile == NO_TILE:
             return False
+        key = self._turn_key()
+        if self._closing_cache is None or self._closing_cache[0] != key:
+            self._closing_cache = (key, self._closing_legal_now())
+        return self._closing_cache[1]
+
+    def _turn_key(self) -> tuple[Any, ...]:
+        """What a turn's legality reads (it changes only when a turn ends or a tile is drawn)."""
         hand = self.hands[self.current]
         first = self.first_play_done[self.current]
-        key = (self.current, hand.tobytes(), self.table.tobytes(), self.closing_tile, first)
-        if self._closing_cache is None or self._closing_cache[0] != key:
-            self._closing_cache = (key, self._value_ok(self._play_value(self._base() + hand, True)))
-        return self._closing_cache[1]
+        return (self.current, hand.tobytes(), self.table.tobytes(), self.closing_tile, first)
+
+    def _closing_legal_now(self) -> bool:
+        whole = self._base() + self.hands[self.current]
+        graph = self._turn_graph()
+        if graph is None:
+            return self._value_ok(self._play_value(whole, True))
+        whole = whole.copy()
+        whole[self.closing_tile] += 1
+        return bounded_paths(graph, whole, whole)[1]
+
+    def _turn_graph(self) -> tuple[np.ndarray, ...] | None:
+        """After the first play: this turn's layered graph (partition.turn_graph), built once a turn.
+
+        None before the first play (the objective needs its own graph) and for tables too dense
+        for the graph's budget (then each question is asked on its own, exactly).
+        """
+        if not self.first_play_done[self.current]:
+            return None
+        key = self._turn_key()
+        if self._turn_graph_cache is None or self._turn_graph_cache[0] != key:
+            graph = turn_graph(self.table, self.hands[self.current], self.closing_tile)
+            self._turn_graph_cache = (key, graph)
+        return self._turn_graph_cache[1]
 
     def pending_is_legal(self) -> bool:
         """Whether committing the pending play now is legal (R5-R8, R11c)."""
@@ -247,7 +275,12 @@ class RummyState:
             # pending play alone is one (pending_is_legal's answer, from the same graph)
             minimum = self._minimum()
             weights, at_number = self._weights()
-            if minimum is None:  # no objective: depth-first searches, exact (partition.addable_kinds)
+            graph = self._turn_graph()
+            if graph is not None:  # this turn's graph: the plays between table + pending and table + hand
+                low = self.table + self.pending
+                addable, _ = bounded_paths(graph, low, self.table + self.hands[self.current])
+                alone = 0 if self.pending.any() and bounded_paths(graph, low, low)[1] else None
+            elif minimum is None:  # no objective: depth-first searches, exact (partition.addable_kinds)
                 addable, fits_alone = addable_kinds(self.table + self.pending, remaining, bool(self.pending.any()))
                 alone = 0 if fits_alone else None
             else:

@@ -627,6 +627,9 @@ def mask_query(
 
     The engine's fast path (int64 arrays of 53 counts, no checks): one compiled call per mask.
     """
+    optional, splittable = _prune(mandatory, optional)
+    if not splittable:
+        return np.zeros(NUM_KINDS, np.bool_), None
     tables = (VALID_SETS, VALID_SETS_COUNT, SPLITS_ARRAY, COLOUR_BASE)
     addable, alone, _ok = _mask_query(
         mandatory, optional, weights, joker_at_number, free_jokers, minimum, *tables, UNLIMITED
@@ -636,6 +639,8 @@ def mask_query(
 
 def best_value(mandatory: np.ndarray, weights: np.ndarray, joker_at_number: bool, free_jokers: int) -> int | None:
     """Best value of a placement of exactly ``mandatory`` (None: it does not split). Engine fast path."""
+    if not _prune(mandatory, NO_TILES)[1]:
+        return None
     tables = (VALID_SETS, VALID_SETS_COUNT, SPLITS_ARRAY, COLOUR_BASE)
     value, _ok = _best_value(mandatory, NO_TILES, weights, joker_at_number, free_jokers, *tables, UNLIMITED)
     return None if value == NEG else int(value)
@@ -668,6 +673,44 @@ def _mandatory_only(states, layer_start, e_src, e_dst, e_used, e_value, edge_sta
         if not open_short and state // base[4] == jokers_min and best[si] > result:
             result = best[si]
     return result
+
+
+@_jit
+def _prune(mand, opt):
+    """Drop the optional tiles that no meld drawn from ``mand + opt`` can hold (exact: such a tile is in
+    no partition), repeated until nothing changes. Returns the optional counts left and False when a
+    mandatory tile is such a tile (nothing splits). A natural needs, from the pool, two other colours
+    of its number or two more tiles of a 3-number window of its colour, jokers filling gaps (R3)."""
+    left = opt.copy()
+    jokers = min(mand[JOKER] + opt[JOKER], 2)
+    changed = True
+    while changed:
+        changed = False
+        for kind in range(JOKER):
+            if mand[kind] + left[kind] == 0:
+                continue
+            colour = kind // NUM_NUMBERS
+            number = kind % NUM_NUMBERS  # 0-based
+            others = 0
+            for c in range(4):
+                if c != colour and mand[c * NUM_NUMBERS + number] + left[c * NUM_NUMBERS + number] > 0:
+                    others += 1
+            ok = others + jokers >= 2
+            start = max(0, number - 2)
+            while not ok and start <= number and start + 2 < NUM_NUMBERS:
+                missing = 0
+                for step in range(3):
+                    other = colour * NUM_NUMBERS + start + step
+                    if start + step != number and mand[other] + left[other] == 0:
+                        missing += 1
+                ok = missing <= jokers
+                start += 1
+            if not ok:
+                if mand[kind] > 0:
+                    return left, False
+                left[kind] = 0
+                changed = True
+    return left, True
 
 
 #: nodes a depth-first search may expand before the exact layered graph takes over
@@ -707,6 +750,8 @@ def _search(mandatory: np.ndarray, optional: np.ndarray, proven: np.ndarray) -> 
 def fits(mandatory: np.ndarray) -> bool:
     """Whether exactly these tiles split into melds (no objective): the layered graph while it stays
     small, else a depth-first search (quick to find a split when there is one), else the whole graph."""
+    if not _prune(mandatory, NO_TILES)[1]:
+        return False
     tables = (VALID_SETS, VALID_SETS_COUNT, SPLITS_ARRAY, COLOUR_BASE)
     value, ok = _best_value(mandatory, NO_TILES, NO_TILES, False, 0, *tables, GRAPH_BUDGET)
     if ok:
@@ -726,6 +771,9 @@ def addable_kinds(mandatory: np.ndarray, optional: np.ndarray, alone: bool = Tru
     past its budget hands the whole question to the unbounded graph, so the answer is always exact. ``alone=False``
     skips the second answer (whether the mandatory tiles split alone; then False).
     """
+    optional, splittable = _prune(mandatory, optional)
+    if not splittable:
+        return np.zeros(NUM_KINDS, np.bool_), False
     tables = (VALID_SETS, VALID_SETS_COUNT, SPLITS_ARRAY, COLOUR_BASE)
     addable, value, ok = _mask_query(mandatory, optional, NO_TILES, False, 0, NEG, *tables, GRAPH_BUDGET)
     if ok:
@@ -756,6 +804,104 @@ def addable_kinds(mandatory: np.ndarray, optional: np.ndarray, alone: bool = Tru
             return proven, fits_alone == 1
     addable, value = mask_query(mandatory, optional, NO_TILES, False, 0, NEG)
     return addable, value is not None
+
+
+#: states a turn's graph (:func:`turn_graph`) may hold; past it each step's question is asked on its own
+TURN_GRAPH_BUDGET = 3000
+
+
+def turn_graph(table: np.ndarray, hand: np.ndarray, closing_tile: int) -> tuple[np.ndarray, ...] | None:
+    """The layered graph of every placement of the table plus some hand tiles (and maybe the closing tile).
+
+    Built once a turn after the first play (the table and the hand only change when the turn
+    ends): every question of that turn is a bound on how many tiles of each kind a path uses
+    (:func:`bounded_paths`), because an edge of number ``n`` fixes the counts of the naturals of
+    number ``n`` and a state counts the jokers. The graph of ``(table + pending, hand - pending)``
+    is this graph with the paths using at least ``table + pending``; with the closing tile as an
+    extra optional tile, its look-ahead prunes and merges a little less, which keeps every
+    answer exact (both are exact representations of the same placements). ``None`` when it
+    would hold more than :data:`TURN_GRAPH_BUDGET` states.
+    """
+    optional = hand.copy()
+    if closing_tile >= 0:
+        optional[closing_tile] += 1
+    optional, _splittable = _prune(table, optional)  # the table always splits
+    jokers_max = min(int(table[JOKER] + optional[JOKER]), 2)
+    graph = _build(
+        table,
+        optional,
+        NO_TILES,
+        False,
+        0,
+        0,
+        jokers_max,
+        VALID_SETS,
+        VALID_SETS_COUNT,
+        SPLITS_ARRAY,
+        COLOUR_BASE,
+        TURN_GRAPH_BUDGET,
+    )
+    states, _forward, layer_start, e_src, e_dst, e_used, _e_value, edge_start = graph
+    if layer_start[NUM_NUMBERS + 1] < 0:
+        return None
+    return states, layer_start, e_src, e_dst, e_used, edge_start
+
+
+@_jit
+def _bounded_paths(states, layer_start, e_src, e_dst, e_used, edge_start, low, high, base):
+    """Over the complete paths placing between ``low`` and ``high`` tiles of every kind: which kinds
+    some path places more than ``low`` of, and whether there is a path at all."""
+    n_edges = e_src.shape[0]
+    reach = np.zeros(states.shape[0], np.bool_)
+    alive = np.zeros(states.shape[0], np.bool_)
+    usable = np.zeros(n_edges, np.bool_)
+    reach[0] = True
+    for number in range(1, NUM_NUMBERS + 1):
+        for e in range(edge_start[number - 1], edge_start[number]):
+            if not reach[e_src[e]]:
+                continue
+            inside = True
+            for c in range(4):
+                kind = c * NUM_NUMBERS + number - 1
+                if e_used[e, c] < low[kind] or e_used[e, c] > high[kind]:
+                    inside = False
+                    break
+            if inside:
+                usable[e] = True
+                reach[e_dst[e]] = True
+    addable = np.zeros(NUM_KINDS, np.bool_)
+    for si in range(layer_start[NUM_NUMBERS], layer_start[NUM_NUMBERS + 1]):
+        if not reach[si]:
+            continue
+        state = states[si]
+        open_short = False
+        for c in range(4):
+            if ((state // base[c]) % 125) % 25 != 0:
+                open_short = True
+        jokers = state // base[4]
+        if not open_short and low[JOKER] <= jokers <= high[JOKER]:
+            alive[si] = True
+            if jokers > low[JOKER]:
+                addable[JOKER] = True
+    for number in range(NUM_NUMBERS, 0, -1):
+        for e in range(edge_start[number] - 1, edge_start[number - 1] - 1, -1):
+            if usable[e] and alive[e_dst[e]]:
+                alive[e_src[e]] = True
+                for c in range(4):
+                    kind = c * NUM_NUMBERS + number - 1
+                    if e_used[e, c] > low[kind]:
+                        addable[kind] = True
+    return addable, alive[0]
+
+
+def bounded_paths(graph: tuple[np.ndarray, ...], low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, bool]:
+    """(kinds some placement of ``graph`` within ``low``..``high`` uses more than ``low`` of, whether one exists).
+
+    ``low == high`` asks whether exactly those tiles split into melds.
+    """
+    states, layer_start, e_src, e_dst, e_used, edge_start = graph
+    addable, feasible = _bounded_paths(states, layer_start, e_src, e_dst, e_used, edge_start, low, high, COLOUR_BASE)
+    return addable, bool(feasible)
 
 
 class PlayGraph:
