@@ -221,11 +221,13 @@ class RummyState:
 
     def _closing_legal_now(self) -> bool:
         whole = self._base() + self.hands[self.current]
-        graph = self._turn_graph()
-        if graph is None:
+        if not self.first_play_done[self.current]:
             return self._value_ok(self._play_value(whole, True))
         whole = whole.copy()
         whole[self.closing_tile] += 1
+        graph = self._turn_graph()
+        if graph is None:  # a dense table: the searches first
+            return fits(whole, graph_budget=0)
         return bounded_paths(graph, whole, whole)[1]
 
     def _turn_graph(self) -> tuple[np.ndarray, ...] | None:
@@ -281,7 +283,8 @@ class RummyState:
                 addable, _ = bounded_paths(graph, low, self.table + self.hands[self.current])
                 alone = 0 if self.pending.any() and bounded_paths(graph, low, low)[1] else None
             elif minimum is None:  # no objective: depth-first searches, exact (partition.addable_kinds)
-                addable, fits_alone = addable_kinds(self.table + self.pending, remaining, bool(self.pending.any()))
+                mandatory = self.table + self.pending
+                addable, fits_alone = addable_kinds(mandatory, remaining, bool(self.pending.any()), graph_budget=0)
                 alone = 0 if fits_alone else None
             else:
                 addable, alone = mask_query(self.pending.copy(), remaining, weights, at_number, 0, minimum)

@@ -747,13 +747,14 @@ def _search(mandatory: np.ndarray, optional: np.ndarray, proven: np.ndarray) -> 
     )
 
 
-def fits(mandatory: np.ndarray) -> bool:
+def fits(mandatory: np.ndarray, graph_budget: int = GRAPH_BUDGET) -> bool:
     """Whether exactly these tiles split into melds (no objective): the layered graph while it stays
-    small, else a depth-first search (quick to find a split when there is one), else the whole graph."""
+    under ``graph_budget`` states, else a depth-first search (quick to find a split when there is
+    one), else the whole graph. ``graph_budget=0``: the caller already knows the graph is large."""
     if not _prune(mandatory, NO_TILES)[1]:
         return False
     tables = (VALID_SETS, VALID_SETS_COUNT, SPLITS_ARRAY, COLOUR_BASE)
-    value, ok = _best_value(mandatory, NO_TILES, NO_TILES, False, 0, *tables, GRAPH_BUDGET)
+    value, ok = _best_value(mandatory, NO_TILES, NO_TILES, False, 0, *tables, graph_budget)
     if ok:
         return bool(value != NEG)
     found = _search(mandatory, NO_TILES, np.zeros(NUM_KINDS, np.bool_))
@@ -762,20 +763,23 @@ def fits(mandatory: np.ndarray) -> bool:
     return found == 1
 
 
-def addable_kinds(mandatory: np.ndarray, optional: np.ndarray, alone: bool = True) -> tuple[np.ndarray, bool]:
+def addable_kinds(
+    mandatory: np.ndarray, optional: np.ndarray, alone: bool = True, graph_budget: int = GRAPH_BUDGET
+) -> tuple[np.ndarray, bool]:
     """:func:`mask_query` without an objective (after the first play), by depth-first searches.
 
     One search for a placement using as many optional tiles as it can proves every kind it uses;
     each kind still open gets its own search with one copy made mandatory. The layered graph answers
     first when it stays under ``GRAPH_BUDGET`` states (the common case, and cheaper there); a search
     past its budget hands the whole question to the unbounded graph, so the answer is always exact. ``alone=False``
-    skips the second answer (whether the mandatory tiles split alone; then False).
+    skips the second answer (whether the mandatory tiles split alone; then False); ``graph_budget``
+    is the graph's budget (0: the caller knows it is large, go straight to the searches).
     """
     optional, splittable = _prune(mandatory, optional)
     if not splittable:
         return np.zeros(NUM_KINDS, np.bool_), False
     tables = (VALID_SETS, VALID_SETS_COUNT, SPLITS_ARRAY, COLOUR_BASE)
-    addable, value, ok = _mask_query(mandatory, optional, NO_TILES, False, 0, NEG, *tables, GRAPH_BUDGET)
+    addable, value, ok = _mask_query(mandatory, optional, NO_TILES, False, 0, NEG, *tables, graph_budget)
     if ok:
         return addable, bool(value != NEG)
     proven = np.zeros(NUM_KINDS, np.bool_)
