@@ -273,8 +273,9 @@ class RummyState:
         if self.pending_closing:
             mask[A.COMMIT] = self.pending_is_legal()
         else:
-            # one compiled query: the kinds that can still join a legal play, and whether the
-            # pending play alone is one (pending_is_legal's answer, from the same graph)
+            # the kinds that can still join a legal play, and whether the pending play alone is one
+            # (pending_is_legal's answer): after the first play from the turn's graph, before it
+            # from one compiled query with the R5 objective
             minimum = self._minimum()
             weights, at_number = self._weights()
             graph = self._turn_graph()

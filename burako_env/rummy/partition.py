@@ -44,6 +44,21 @@ The same layered graph gives, from one forward and one backward pass, the
 answer to every "can one more tile of kind k be placed?" question at once
 (:meth:`PlayGraph.addable`), which is how the Rummy action mask is computed.
 
+Two more exact reductions serve the engine. Before any graph is built, the
+optional tiles that no meld drawn from the whole pool could hold (no two
+other colours of their number, no 3-number window of their colour, jokers
+filling gaps) are dropped, and a mandatory such tile answers "does not split"
+at once (:func:`_prune`): most random hands end there before the first play.
+After the first play, a turn's questions all read one graph
+(:func:`turn_graph`: the table mandatory, the hand and the closing tile
+optional), because an edge of number ``n`` fixes how many naturals of number
+``n`` a path places and a state counts the jokers: the pending play's graph is
+that graph with the paths placing at least table + pending, and "does this
+exact multiset split" is a path placing exactly it (:func:`bounded_paths`,
+one forward and one backward pass over the edges, about 0.02 ms). So a turn
+builds one graph (about 0.3-0.8 ms) instead of one per decision plus one for
+the closing test.
+
 Tile kinds are those of :mod:`burako_env.tiles` (``c * 13 + n - 1``, joker 52).
 """
 
