@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Burako beside the anchors, in the same run. Usage (from anywhere):
-#   bash bench/run_bench.sh [REPEATS]      (default 3 rounds, ~2 min a round on a 2-core machine)
+# Burako (or Rummy) beside the anchors, in the same run. Usage (from anywhere):
+#   bash bench/run_bench.sh [REPEATS]          (default 3 rounds, ~2 min a round on a 2-core machine)
+#   bash bench/run_bench.sh [REPEATS] rummy    (Rummy random play beside gin_rummy_v4, ~1 min a round;
+#                                               results in bench/results-rummy/)
 #
 # - Our benchmarks run with the project venv (.venv, override with OURPY).
 # - The anchors (PettingZoo gin_rummy_v4, RLCard, OpenSpiel) run with their own
@@ -16,10 +18,12 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 REPEATS=${1:-3}
+SUITE=${2:-burako}
+[[ "$SUITE" == burako || "$SUITE" == rummy ]] || { echo "suite must be burako or rummy, got $SUITE" >&2; exit 1; }
 OURPY=${OURPY:-$ROOT/.venv/bin/python}
 BENCH_VENV=${BENCH_VENV:-$ROOT/.bench-venv}
 BPY=$BENCH_VENV/bin/python
-OUT=${OUT:-$ROOT/bench/results}
+if [[ "$SUITE" == rummy ]]; then OUT=${OUT:-$ROOT/bench/results-rummy}; else OUT=${OUT:-$ROOT/bench/results}; fi
 if [[ -z "${ANCHORS:-}" ]]; then
   for d in "$ROOT/shared/bench/anchors" "$ROOT/../shared/bench/anchors" /work/shared/bench/anchors; do
     if [[ -f "$d/common.py" ]]; then ANCHORS=$(cd "$d" && pwd); break; fi
@@ -86,8 +90,17 @@ run() {  # run CMD...
 }
 
 OURS="$ROOT/bench/bench_burako.py"
+RUMMY="$ROOT/bench/bench_rummy.py"
 for r in $(seq 1 "$REPEATS"); do
   log "== round $r/$REPEATS  ($(date -u +%T), load $(cut -d' ' -f1-3 /proc/loadavg))"
+  if [[ "$SUITE" == rummy ]]; then
+    run "$OURPY" "$RUMMY" --mode aec --players 2 --games 200 --tag "run$r"
+    run "$BPY" "$ANCHORS/bench_pz_gin_rummy.py" --games 200 --seed-mode each --tag "run$r"
+    run "$OURPY" "$RUMMY" --mode aec --players 3 --games 200 --tag "run$r"
+    run "$OURPY" "$RUMMY" --mode aec --players 4 --games 200 --tag "run$r"
+    run "$OURPY" "$RUMMY" --mode engine --players 2 --games 200 --tag "run$r"
+    continue
+  fi
   run "$OURPY" "$OURS" --mode aec --players 2 --games 600 --tag "run$r"
   run "$BPY" "$ANCHORS/bench_openspiel.py" --game gin_rummy --games 3000 --obs --tag "run$r"
   run "$OURPY" "$OURS" --mode vector --players 2 --games 6000 --tag "run$r"
@@ -109,4 +122,5 @@ done
   echo "loadavg at end: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "uncommitted diff of burako_env/ sha1 at end: $(git -C "$ROOT" diff HEAD -- burako_env 2>/dev/null | sha1sum | cut -c1-12)"
 } >> "$OUT/env.txt"
-"$OURPY" "$ROOT/bench/summarize.py" "$OUT/results.jsonl" | tee "$OUT/table.md"
+if [[ "$SUITE" == rummy ]]; then REFERENCE=rummy_aec_2p; else REFERENCE=burako_aec_2p; fi
+"$OURPY" "$ROOT/bench/summarize.py" "$OUT/results.jsonl" --reference "$REFERENCE" | tee "$OUT/table.md"

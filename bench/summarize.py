@@ -5,18 +5,20 @@ ratio of our AEC 2-player steps/s to each benchmark's steps/s, two ways:
 from the medians, and per round (same round tag, so both ran minutes apart
 under the same machine load) as median [min–max].
 
-Usage: python bench/summarize.py [bench/results/results.jsonl]
+Usage: python bench/summarize.py [bench/results/results.jsonl] [--reference rummy_aec_2p]
+(the reference is the benchmark the ratio columns divide: ours, AEC, 2 players)
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
-import sys
 from collections import defaultdict
 from pathlib import Path
 
 REFERENCE = "burako_aec_2p"
+OURS = ("burako_", "rummy_")
 
 LABELS = {
     "burako_aec_2p": "Burako `burako_env.env()` AEC, 2p, `reset(seed=i)` each game",
@@ -28,6 +30,10 @@ LABELS = {
     "burako_fast_obs_2p": "Burako compiled core (`FastGame`: mask + encode + apply), 2p",
     "burako_vector_2p": "Burako batched API `BurakoVectorEnv`, 2p (obs + mask every step)",
     "burako_vector_4p": "Burako batched API `BurakoVectorEnv`, 4p (obs + mask every step)",
+    "rummy_aec_2p": "Rummy `burako_env.rummy_env()` AEC, 2p, `reset(seed=i)` each game",
+    "rummy_aec_3p": "Rummy `burako_env.rummy_env()` AEC, 3p",
+    "rummy_aec_4p": "Rummy `burako_env.rummy_env()` AEC, 4p",
+    "rummy_engine_2p": "Rummy bare engine (`RummyState`: `legal_mask` + `step`), 2p",
     "pettingzoo_gin_rummy_v4_aec (seed each)": "(a) PettingZoo gin_rummy_v4 AEC, `reset(seed=i)` each game",
     "pettingzoo_gin_rummy_v4_aec (seed once)": "(a) PettingZoo gin_rummy_v4 AEC, seeded once",
     "rlcard_gin_rummy_direct": "(b) RLCard `gin-rummy` direct",
@@ -53,7 +59,7 @@ def obs_text(r: dict) -> str:
     return "(" + ",".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
-def main(path: str) -> None:
+def main(path: str, reference: str = REFERENCE) -> None:
     rows = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
     rows = [r for r in rows if not r["bench"].endswith("_conformance")]
     micro = [r for r in rows if r.get("mode") == "clone"]
@@ -64,7 +70,7 @@ def main(path: str) -> None:
     groups: dict[str, list[dict]] = defaultdict(list)
     for r in rows:
         groups[key_of(r)].append(r)
-    ref = groups.get(REFERENCE, [])
+    ref = groups.get(reference, [])
     ref_by_tag = {r["tag"]: r["steps_per_s"] for r in ref}
     ref_med = statistics.median(r["steps_per_s"] for r in ref) if ref else None
 
@@ -74,7 +80,7 @@ def main(path: str) -> None:
         "| ratio: our AEC 2p ÷ this (medians) | ratio per round, median [min–max] |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    ordered = sorted(groups, key=lambda k: (not k.startswith("burako_"), list(LABELS).index(k) if k in LABELS else 99))
+    ordered = sorted(groups, key=lambda k: (not k.startswith(OURS), list(LABELS).index(k) if k in LABELS else 99))
     for key in ordered:
         rs = groups[key]
         sps = [r["steps_per_s"] for r in rs]
@@ -90,7 +96,7 @@ def main(path: str) -> None:
         print(
             f"| {LABELS.get(key, key)} | {len(rs)} | {rs[0]['games']} | {fmt_range(sps)} | {fmt_range(gps, 1)} "
             f"| {statistics.median(csps):,.0f} | {spg:,.1f} | {rs[0].get('forced_frac') or '–'} "
-            f"| {obs_text(rs[0])} | {rs[0]['action_space']} | {ratio} | {per_round} |"
+            f"| {obs_text(rs[0])} | {rs[0].get('action_space', '–')} | {ratio} | {per_round} |"
         )
 
     changed = [k for k in ordered if len({(r["games"], r["agent_steps"]) for r in groups[k]}) > 1]
@@ -101,7 +107,7 @@ def main(path: str) -> None:
             f"during the run?): {', '.join(changed)}"
         )
 
-    ours = [k for k in ordered if k.startswith("burako_")]
+    ours = [k for k in ordered if k.startswith("burako_")]  # the Burako-only statistics
     if ours:
         print()
         print("| Burako benchmark | mean turns/hand | agent steps/turn | mean legal actions | end reasons (all runs) |")
@@ -163,4 +169,8 @@ def _median_text(vals: list[float], digits: int) -> str:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else str(Path(__file__).parent / "results" / "results.jsonl"))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("path", nargs="?", default=str(Path(__file__).parent / "results" / "results.jsonl"))
+    parser.add_argument("--reference", default=REFERENCE, help="the benchmark the ratio columns divide")
+    args = parser.parse_args()
+    main(args.path, args.reference)
