@@ -8,6 +8,11 @@ every step.
 
     .venv/bin/python bench/bench_rummy.py --mode aec --players 2 --games 100
     .venv/bin/python bench/bench_rummy.py --mode engine --players 4 --games 100
+    .venv/bin/python bench/bench_rummy.py --mode ismcts --games 3
+
+``--mode ismcts``: ``rummy-ismcts`` (default settings, seat 0) against random
+through the AEC loop; the RESULT line adds its simulations per second of
+search (``sims_per_s``).
 """
 
 from __future__ import annotations
@@ -49,13 +54,45 @@ def play_engine(num_players: int, rng: random.Random, seed: int) -> int:
     return steps
 
 
+def play_ismcts(env, seed: int, totals: dict[str, float]) -> int:
+    """One hand of rummy-ismcts (seat 0) against random; its search time and simulations go to ``totals``."""
+    from agents.registry import make_agent
+
+    agents = [make_agent("rummy-ismcts", seed=seed), make_agent("random", seed=seed)]
+    for seat, agent in enumerate(agents):
+        agent.reset(seat, env.unwrapped.rules, 2)
+    env.reset(seed=seed)
+    steps = 0
+    for name in env.agent_iter():
+        obs, _rew, term, trunc, _info = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        seat = env.unwrapped.agent_name_mapping[name]
+        action = agents[seat].act(obs)
+        if seat == 0:
+            totals["simulations"] += agents[0].last_simulations
+            totals["search_s"] += agents[0].last_seconds
+        env.step(action)
+        steps += 1
+    return steps
+
+
 def main() -> None:
     parser = make_parser("Rummy random play", 100)
-    parser.add_argument("--mode", choices=("aec", "engine"), default="aec")
+    parser.add_argument("--mode", choices=("aec", "engine", "ismcts"), default="aec")
     parser.add_argument("--players", type=int, choices=(2, 3, 4), default=2)
     args = parser.parse_args()
     env = burako_env.rummy_env(num_players=args.players)
-    if args.mode == "aec":
+    totals = {"simulations": 0.0, "search_s": 0.0}
+    if args.mode == "ismcts":
+        if args.players != 2:
+            parser.error("--mode ismcts plays 2 players")
+
+        def play(rng: random.Random, seed: int) -> int:
+            return play_ismcts(env, seed, totals)
+
+    elif args.mode == "aec":
 
         def play(rng: random.Random, seed: int) -> int:
             return play_aec(env, rng, seed)
@@ -69,11 +106,16 @@ def main() -> None:
     for i in range(args.warmup):
         play(warm, 10**6 + i)
     rng = random.Random(args.seed)
+    totals.update(simulations=0.0, search_s=0.0)
     steps = 0
     with Timer() as timer:
         for i in range(args.games):
             steps += play(rng, args.seed + i)
-    report(f"rummy_{args.mode}_{args.players}p", args, timer, args.games, steps, {"players": args.players})
+    extra: dict[str, float] = {"players": args.players}
+    if args.mode == "ismcts":
+        extra["simulations"] = totals["simulations"]
+        extra["sims_per_s"] = round(totals["simulations"] / max(totals["search_s"], 1e-9), 1)
+    report(f"rummy_{args.mode}_{args.players}p", args, timer, args.games, steps, extra)
 
 
 if __name__ == "__main__":
