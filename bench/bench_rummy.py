@@ -28,6 +28,7 @@ from bench_burako import Timer, make_parser, report
 
 import burako_env
 from burako_env.rummy.engine import Phase, RummyState
+from burako_env.rummy.rules import RummyRules
 
 
 def play_aec(env, rng: random.Random, seed: int) -> int:
@@ -44,8 +45,8 @@ def play_aec(env, rng: random.Random, seed: int) -> int:
     return steps
 
 
-def play_engine(num_players: int, rng: random.Random, seed: int) -> int:
-    state = RummyState.new_game(np.random.default_rng(seed), "rummy", num_players)
+def play_engine(rules: RummyRules, num_players: int, rng: random.Random, seed: int) -> int:
+    state = RummyState.new_game(np.random.default_rng(seed), rules, num_players)
     steps = 0
     while state.phase == Phase.PLAY:
         legal = np.flatnonzero(state.legal_mask())
@@ -100,7 +101,7 @@ def main() -> None:
     else:
 
         def play(rng: random.Random, seed: int) -> int:
-            return play_engine(args.players, rng, seed)
+            return play_engine(env.unwrapped.rules, args.players, rng, seed)
 
     warm = random.Random(10**6)
     for i in range(args.warmup):
