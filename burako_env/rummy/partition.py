@@ -116,6 +116,8 @@ _JOKER_SPLITS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
 
 _jit = functools.partial(numba.njit, cache=True, nogil=True)
 
+# The tables below are module constants that the compiled functions read as globals (numba
+# freezes them into the compiled code), so no call passes them.
 #: GROUP_OK as a lookup array [g0, g1, g2, g3, jokers]
 GROUP_OK_ARRAY = np.zeros((3, 3, 3, 3, 3), dtype=np.bool_)
 for _naturals, _jokers in GROUP_OK:
@@ -149,10 +151,6 @@ def _successors(
     joker_weight,
     free_jokers,
     jokers_max,
-    valid_sets,
-    set_counts,
-    splits,
-    base,
     out_code,
     out_used,
     out_value,
@@ -169,15 +167,15 @@ def _successors(
     """
     last = number == NUM_NUMBERS
     count_out = 0
-    used_jokers = state // base[4]
-    for row in range(splits.shape[0]):
-        placed = splits[row, 5]
+    used_jokers = state // COLOUR_BASE[4]
+    for row in range(SPLITS_ARRAY.shape[0]):
+        placed = SPLITS_ARRAY[row, 5]
         if used_jokers + placed > jokers_max:
             continue
         jokers_left = jokers_max - used_jokers - placed
         ok = True
         for c in range(4):
-            code = (state // base[c]) % 125
+            code = (state // COLOUR_BASE[c]) % 125
             ones = code % 5
             twos = (code // 5) % 5
             full = code // 25
@@ -193,11 +191,11 @@ def _successors(
             opt_n[c, 2] = 0
             for used in range(mand[kind], mand[kind] + opt[kind] + 1):
                 for in_sets in range(min(used, 2) + 1):
-                    if in_sets and splits[row, c]:
+                    if in_sets and SPLITS_ARRAY[row, c]:
                         # a joker in this colour's runs while a natural of the same kind is
                         # in a set: swapping the two gives the same edge (kept once)
                         continue
-                    tiles = used - in_sets + splits[row, c]
+                    tiles = used - in_sets + SPLITS_ARRAY[row, c]
                     short = ones + twos
                     if tiles < short:
                         continue
@@ -243,13 +241,13 @@ def _successors(
                 joker_value = number * (placed - free)
             else:
                 joker_value = joker_weight * placed
-        in_sets_jokers = splits[row, 4]
+        in_sets_jokers = SPLITS_ARRAY[row, 4]
         # only the splits of naturals between sets that make valid sets (R3) are enumerated
-        for t in range(set_counts[in_sets_jokers]):
-            g0 = valid_sets[in_sets_jokers, t, 0]
-            g1 = valid_sets[in_sets_jokers, t, 1]
-            g2 = valid_sets[in_sets_jokers, t, 2]
-            g3 = valid_sets[in_sets_jokers, t, 3]
+        for t in range(VALID_SETS_COUNT[in_sets_jokers]):
+            g0 = VALID_SETS[in_sets_jokers, t, 0]
+            g1 = VALID_SETS[in_sets_jokers, t, 1]
+            g2 = VALID_SETS[in_sets_jokers, t, 2]
+            g3 = VALID_SETS[in_sets_jokers, t, 3]
             if opt_n[0, g0] == 0 or opt_n[1, g1] == 0 or opt_n[2, g2] == 0 or opt_n[3, g3] == 0:
                 continue
             for i0 in range(opt_n[0, g0]):
@@ -273,10 +271,10 @@ def _successors(
                             u3 = opt_u[3, g3, i3]
                             nxt = (
                                 opt_code[0, g0, i0]
-                                + base[1] * opt_code[1, g1, i1]
-                                + base[2] * opt_code[2, g2, i2]
-                                + base[3] * opt_code[3, g3, i3]
-                                + base[4] * (used_jokers + placed)
+                                + COLOUR_BASE[1] * opt_code[1, g1, i1]
+                                + COLOUR_BASE[2] * opt_code[2, g2, i2]
+                                + COLOUR_BASE[3] * opt_code[3, g3, i3]
+                                + COLOUR_BASE[4] * (used_jokers + placed)
                             )
                             value = joker_value
                             value += u0 * weight[number - 1]
@@ -305,10 +303,6 @@ def _build(
     joker_weight,
     free_jokers,
     jokers_max,
-    valid_sets,
-    set_counts,
-    splits,
-    base,
     max_states,
 ):
     """Forward pass: the layered graph's states, best values so far and edges (see PlayGraph).
@@ -360,10 +354,6 @@ def _build(
                     joker_weight,
                     free_jokers,
                     jokers_max,
-                    valid_sets,
-                    set_counts,
-                    splits,
-                    base,
                     out_code,
                     out_used,
                     out_value,
@@ -441,7 +431,7 @@ def _build(
 
 
 @_jit
-def _dfs(mand, opt, valid_sets, set_counts, splits, base, budget, proven, codes, used, order, dead_keys, dead_stamp):
+def _dfs(mand, opt, budget, proven, codes, used, order, dead_keys, dead_stamp):
     """Depth-first search for one complete placement (no objective): 1 found, 0 none, -1 over ``budget`` nodes.
 
     Successors are tried with the most tiles first, so the placement found tends to use many optional
@@ -486,10 +476,6 @@ def _dfs(mand, opt, valid_sets, set_counts, splits, base, budget, proven, codes,
                 0,
                 0,
                 jokers_max,
-                valid_sets,
-                set_counts,
-                splits,
-                base,
                 out_code,
                 out_used,
                 out_value,
@@ -529,7 +515,7 @@ def _dfs(mand, opt, valid_sets, set_counts, splits, base, budget, proven, codes,
         position[depth] += 1
         nxt = codes[depth, t]
         if depth == NUM_NUMBERS - 1:
-            if nxt // base[4] < jokers_min:
+            if nxt // COLOUR_BASE[4] < jokers_min:
                 continue
             # found: mark the optional kinds this placement uses
             for d in range(NUM_NUMBERS):
@@ -538,7 +524,7 @@ def _dfs(mand, opt, valid_sets, set_counts, splits, base, budget, proven, codes,
                     kind = c * NUM_NUMBERS + d
                     if used[d, chosen, c] > mand[kind]:
                         proven[kind] = True
-            if nxt // base[4] > jokers_min:
+            if nxt // COLOUR_BASE[4] > jokers_min:
                 proven[JOKER] = True
             return 1
         key = (depth + 1) * 1_000_000_000 + nxt
@@ -557,16 +543,16 @@ def _dfs(mand, opt, valid_sets, set_counts, splits, base, budget, proven, codes,
 
 
 @_jit
-def _backward(states, layer_start, e_src, e_dst, e_value, jokers_min, base):
+def _backward(states, layer_start, e_src, e_dst, e_value, jokers_min):
     """Best value still to come from each state (NEG when no valid end is reachable)."""
     backward = np.full(states.shape[0], NEG, np.int64)
     for si in range(layer_start[NUM_NUMBERS], layer_start[NUM_NUMBERS + 1]):
         state = states[si]
         open_short = False
         for c in range(4):
-            if ((state // base[c]) % 125) % 25 != 0:
+            if ((state // COLOUR_BASE[c]) % 125) % 25 != 0:
                 open_short = True
-        if not open_short and state // base[4] >= jokers_min:
+        if not open_short and state // COLOUR_BASE[4] >= jokers_min:
             backward[si] = 0
     for e in range(e_src.shape[0] - 1, -1, -1):
         ahead = backward[e_dst[e]]
@@ -576,9 +562,7 @@ def _backward(states, layer_start, e_src, e_dst, e_value, jokers_min, base):
 
 
 @_jit
-def _addable(
-    states, forward, backward, layer_start, e_src, e_dst, e_used, e_value, edge_start, mand, opt, minimum, base
-):
+def _addable(states, forward, backward, layer_start, e_src, e_dst, e_used, e_value, edge_start, mand, opt, minimum):
     """For each kind: does a complete placement reaching ``minimum`` use more than the mandatory count?"""
     result = np.zeros(NUM_KINDS, np.bool_)
     for number in range(1, NUM_NUMBERS + 1):
@@ -593,41 +577,39 @@ def _addable(
     jokers_min = mand[JOKER]
     if opt[JOKER] > 0 and jokers_min < 2:
         for si in range(layer_start[NUM_NUMBERS], layer_start[NUM_NUMBERS + 1]):
-            if backward[si] == 0 and states[si] // base[4] > jokers_min and forward[si] >= minimum:
+            if backward[si] == 0 and states[si] // COLOUR_BASE[4] > jokers_min and forward[si] >= minimum:
                 result[JOKER] = True
     return result
 
 
 @_jit
-def _mask_query(
-    mand, opt, weight, joker_at_number, free_jokers, minimum, valid_sets, set_counts, splits, base, max_states
-):
+def _mask_query(mand, opt, weight, joker_at_number, free_jokers, minimum, max_states):
     """The Rummy mask's two questions in one call: which kinds can still join (``addable``) and the best
     value of the mandatory tiles alone (NEG: they do not split); ``ok`` False: over ``max_states``."""
     jokers_max = min(mand[JOKER] + opt[JOKER], 2)
     states, forward, layer_start, e_src, e_dst, e_used, e_value, edge_start = _build(
-        mand, opt, weight, joker_at_number, 0, free_jokers, jokers_max, valid_sets, set_counts, splits, base, max_states
+        mand, opt, weight, joker_at_number, 0, free_jokers, jokers_max, max_states
     )
     if layer_start[NUM_NUMBERS + 1] < 0:
         return np.zeros(NUM_KINDS, np.bool_), NEG, False
-    backward = _backward(states, layer_start, e_src, e_dst, e_value, mand[JOKER], base)
+    backward = _backward(states, layer_start, e_src, e_dst, e_value, mand[JOKER])
     addable = _addable(
-        states, forward, backward, layer_start, e_src, e_dst, e_used, e_value, edge_start, mand, opt, minimum, base
+        states, forward, backward, layer_start, e_src, e_dst, e_used, e_value, edge_start, mand, opt, minimum
     )
-    alone = _mandatory_only(states, layer_start, e_src, e_dst, e_used, e_value, edge_start, mand, mand[JOKER], base)
+    alone = _mandatory_only(states, layer_start, e_src, e_dst, e_used, e_value, edge_start, mand, mand[JOKER])
     return addable, alone, True
 
 
 @_jit
-def _best_value(mand, opt, weight, joker_at_number, free_jokers, valid_sets, set_counts, splits, base, max_states):
+def _best_value(mand, opt, weight, joker_at_number, free_jokers, max_states):
     """The best objective of a placement (NEG when none) and whether it stayed within ``max_states``."""
     jokers_max = min(mand[JOKER] + opt[JOKER], 2)
     states, _forward, layer_start, e_src, e_dst, _e_used, e_value, _edge_start = _build(
-        mand, opt, weight, joker_at_number, 0, free_jokers, jokers_max, valid_sets, set_counts, splits, base, max_states
+        mand, opt, weight, joker_at_number, 0, free_jokers, jokers_max, max_states
     )
     if layer_start[NUM_NUMBERS + 1] < 0:
         return NEG, False
-    return _backward(states, layer_start, e_src, e_dst, e_value, mand[JOKER], base)[0], True
+    return _backward(states, layer_start, e_src, e_dst, e_value, mand[JOKER])[0], True
 
 
 def mask_query(
@@ -645,10 +627,7 @@ def mask_query(
     optional, splittable = _prune(mandatory, optional)
     if not splittable:
         return np.zeros(NUM_KINDS, np.bool_), None
-    tables = (VALID_SETS, VALID_SETS_COUNT, SPLITS_ARRAY, COLOUR_BASE)
-    addable, alone, _ok = _mask_query(
-        mandatory, optional, weights, joker_at_number, free_jokers, minimum, *tables, UNLIMITED
-    )
+    addable, alone, _ok = _mask_query(mandatory, optional, weights, joker_at_number, free_jokers, minimum, UNLIMITED)
     return addable, None if alone == NEG else int(alone)
 
 
@@ -656,13 +635,12 @@ def best_value(mandatory: np.ndarray, weights: np.ndarray, joker_at_number: bool
     """Best value of a placement of exactly ``mandatory`` (None: it does not split). Engine fast path."""
     if not _prune(mandatory, NO_TILES)[1]:
         return None
-    tables = (VALID_SETS, VALID_SETS_COUNT, SPLITS_ARRAY, COLOUR_BASE)
-    value, _ok = _best_value(mandatory, NO_TILES, weights, joker_at_number, free_jokers, *tables, UNLIMITED)
+    value, _ok = _best_value(mandatory, NO_TILES, weights, joker_at_number, free_jokers, UNLIMITED)
     return None if value == NEG else int(value)
 
 
 @_jit
-def _mandatory_only(states, layer_start, e_src, e_dst, e_used, e_value, edge_start, mand, jokers_min, base):
+def _mandatory_only(states, layer_start, e_src, e_dst, e_used, e_value, edge_start, mand, jokers_min):
     """Best value over the paths that place exactly the mandatory tiles (NEG when there is none)."""
     best = np.full(states.shape[0], NEG, np.int64)
     best[0] = 0
@@ -683,9 +661,9 @@ def _mandatory_only(states, layer_start, e_src, e_dst, e_used, e_value, edge_sta
         state = states[si]
         open_short = False
         for c in range(4):
-            if ((state // base[c]) % 125) % 25 != 0:
+            if ((state // COLOUR_BASE[c]) % 125) % 25 != 0:
                 open_short = True
-        if not open_short and state // base[4] == jokers_min and best[si] > result:
+        if not open_short and state // COLOUR_BASE[4] == jokers_min and best[si] > result:
             result = best[si]
     return result
 
@@ -747,10 +725,6 @@ def _search(mandatory: np.ndarray, optional: np.ndarray, proven: np.ndarray) -> 
         _dfs(
             mandatory,
             optional,
-            VALID_SETS,
-            VALID_SETS_COUNT,
-            SPLITS_ARRAY,
-            COLOUR_BASE,
             DFS_BUDGET,
             proven,
             _DFS_CODES,
@@ -768,8 +742,7 @@ def fits(mandatory: np.ndarray, graph_budget: int = GRAPH_BUDGET) -> bool:
     one), else the whole graph. ``graph_budget=0``: the caller already knows the graph is large."""
     if not _prune(mandatory, NO_TILES)[1]:
         return False
-    tables = (VALID_SETS, VALID_SETS_COUNT, SPLITS_ARRAY, COLOUR_BASE)
-    value, ok = _best_value(mandatory, NO_TILES, NO_TILES, False, 0, *tables, graph_budget)
+    value, ok = _best_value(mandatory, NO_TILES, NO_TILES, False, 0, graph_budget)
     if ok:
         return bool(value != NEG)
     found = _search(mandatory, NO_TILES, np.zeros(NUM_KINDS, np.bool_))
@@ -793,8 +766,7 @@ def addable_kinds(
     optional, splittable = _prune(mandatory, optional)
     if not splittable:
         return np.zeros(NUM_KINDS, np.bool_), False
-    tables = (VALID_SETS, VALID_SETS_COUNT, SPLITS_ARRAY, COLOUR_BASE)
-    addable, value, ok = _mask_query(mandatory, optional, NO_TILES, False, 0, NEG, *tables, graph_budget)
+    addable, value, ok = _mask_query(mandatory, optional, NO_TILES, False, 0, NEG, graph_budget)
     if ok:
         return addable, bool(value != NEG)
     proven = np.zeros(NUM_KINDS, np.bool_)
@@ -854,10 +826,6 @@ def turn_graph(table: np.ndarray, hand: np.ndarray, closing_tile: int) -> tuple[
         0,
         0,
         jokers_max,
-        VALID_SETS,
-        VALID_SETS_COUNT,
-        SPLITS_ARRAY,
-        COLOUR_BASE,
         TURN_GRAPH_BUDGET,
     )
     states, _forward, layer_start, e_src, e_dst, e_used, _e_value, edge_start = graph
@@ -867,7 +835,7 @@ def turn_graph(table: np.ndarray, hand: np.ndarray, closing_tile: int) -> tuple[
 
 
 @_jit
-def _bounded_paths(states, layer_start, e_src, e_dst, e_used, edge_start, low, high, base):
+def _bounded_paths(states, layer_start, e_src, e_dst, e_used, edge_start, low, high):
     """Over the complete paths placing between ``low`` and ``high`` tiles of every kind: which kinds
     some path places more than ``low`` of, and whether there is a path at all."""
     n_edges = e_src.shape[0]
@@ -895,9 +863,9 @@ def _bounded_paths(states, layer_start, e_src, e_dst, e_used, edge_start, low, h
         state = states[si]
         open_short = False
         for c in range(4):
-            if ((state // base[c]) % 125) % 25 != 0:
+            if ((state // COLOUR_BASE[c]) % 125) % 25 != 0:
                 open_short = True
-        jokers = state // base[4]
+        jokers = state // COLOUR_BASE[4]
         if not open_short and low[JOKER] <= jokers <= high[JOKER]:
             alive[si] = True
             if jokers > low[JOKER]:
@@ -919,7 +887,7 @@ def bounded_paths(graph: tuple[np.ndarray, ...], low: np.ndarray, high: np.ndarr
     ``low == high`` asks whether exactly those tiles split into melds.
     """
     states, layer_start, e_src, e_dst, e_used, edge_start = graph
-    addable, feasible = _bounded_paths(states, layer_start, e_src, e_dst, e_used, edge_start, low, high, COLOUR_BASE)
+    addable, feasible = _bounded_paths(states, layer_start, e_src, e_dst, e_used, edge_start, low, high)
     return addable, bool(feasible)
 
 
@@ -973,15 +941,9 @@ class PlayGraph:
             int(joker_weight),
             int(free_jokers),
             self.jokers_max,
-            VALID_SETS,
-            VALID_SETS_COUNT,
-            SPLITS_ARRAY,
-            COLOUR_BASE,
             UNLIMITED,
         )
-        self.backward = _backward(
-            self.states, self.layer_start, self.e_src, self.e_dst, self.e_value, self.jokers_min, COLOUR_BASE
-        )
+        self.backward = _backward(self.states, self.layer_start, self.e_src, self.e_dst, self.e_value, self.jokers_min)
 
     @property
     def feasible(self) -> bool:
@@ -1028,7 +990,6 @@ class PlayGraph:
             self.edge_start,
             self.mandatory,
             self.jokers_min,
-            COLOUR_BASE,
         )
         return None if value == NEG else int(value)
 
@@ -1050,7 +1011,6 @@ class PlayGraph:
             self.mandatory,
             self.optional,
             int(minimum_value),
-            COLOUR_BASE,
         )
 
 
