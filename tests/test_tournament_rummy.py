@@ -240,3 +240,18 @@ def test_eval_header_names_each_interval() -> None:
     assert CI_NOTE == "95% CIs over deals: win rate Wilson score, score difference normal approximation"
     table = format_table(evaluate(*[Participant.of(n, "random").spec() for n in "ab"], games=2).summary)
     assert table.splitlines()[1].endswith(CI_NOTE)
+
+
+def test_the_shipped_rummy_tournament_report() -> None:
+    """docs/tournament/rummy is the shipped config's complete run, scored by R10, and reads as tournament frames."""
+    from burako_env import analysis
+
+    folder = ROOT / "docs" / "tournament" / "rummy"
+    shipped = load_config(ROOT / "configs" / "tournament_rummy.yaml")
+    assert load_config(folder / "config.yaml").game_fingerprint() == shipped.game_fingerprint()
+    frames = analysis.tournament_frames(folder)
+    results = frames["results"]
+    assert len(results) == 6 * shipped.games_per_pairing
+    assert (results["score_diff"] == results["b_score"] - results["a_score"]).all()
+    assert sorted(frames["leaderboard"]["name"]) == sorted(p.name for p in shipped.participants)
+    assert "games played: 60 of 60" in (folder / "leaderboard.md").read_text(encoding="utf-8")
