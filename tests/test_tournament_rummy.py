@@ -138,6 +138,7 @@ def test_rummy_resume_after_interruption_and_the_pool(rummy_reference: Path, tmp
         ({"game": "burako", "rules": "rummy"}, "rules rummy is a Rummy preset: use game rummy"),
         ({"game": "rummy", "players": 4}, "Rummy's duplicate pairing is for 2 players"),
         ({"game": "chess"}, "game must be one of ['burako', 'rummy']"),
+        ({"rules": str(ROOT / "configs" / "rules" / "rummy" / "rummy.yaml")}, "are rummy rules: set game: rummy"),
     ],
 )
 def test_the_other_games_agents_and_presets_are_refused_before_anything_is_written(

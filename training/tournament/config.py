@@ -238,11 +238,17 @@ class TournamentConfig:
             raise TournamentError(str(exc)) from exc
 
     def game_rules(self) -> Any:
-        """The rules object of the game (``Rules``, or ``RummyRules`` for Rummy)."""
+        """The rules object of the game (``Rules``, or ``RummyRules`` for Rummy). Rules of the
+        other game (a Rummy YAML file or mapping without ``game: rummy``) are named as such."""
         try:
             return load_game_rules(self.game, self.rules)
         except RulesError as exc:
-            raise TournamentError(str(exc)) from exc
+            other = next(g for g in GAMES if g != self.game)
+            try:
+                load_game_rules(other, self.rules)
+            except RulesError:
+                raise TournamentError(str(exc)) from exc
+            raise TournamentError(f"the rules {short_repr(self.rules)} are {other} rules: set game: {other}") from exc
 
     def to_dict(self) -> dict[str, Any]:
         """The config as YAML data (what ``config.yaml`` holds)."""
