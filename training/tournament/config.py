@@ -145,8 +145,6 @@ class TournamentConfig:
             raise TournamentError(f"challengers: expected a list of names, got {short_repr(challengers)}")
         try:
             game = None if merged["game"] is None else as_str("game", merged["game"])
-            if game is not None and game not in GAMES:
-                raise TournamentError(f"game must be one of {list(GAMES)} (or null: the rules' game), got {game!r}")
             rules = None if merged["rules"] is None else _rules_value(merged["rules"])
             try:
                 game, rules = game_and_rules(game, rules, "rules", "game")
@@ -225,7 +223,7 @@ class TournamentConfig:
         if self.anchor is not None and self.anchor not in names:
             raise TournamentError(f"ratings.anchor {self.anchor!r} is not a participant ({names})")
         if self.game not in GAMES:
-            raise TournamentError(f"game must be one of {list(GAMES)}, got {self.game!r}")
+            raise TournamentError(f"unknown game {self.game!r}; games: {', '.join(GAMES)}")
         for p in self.participants:
             if p.factory is None:
                 try:
