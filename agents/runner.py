@@ -214,7 +214,7 @@ def play_game(
 
     actions: list[int] = []
     descriptions: list[str] = []
-    alarm = _MoveAlarm(move_time_limit)
+    alarm = MoveAlarm(move_time_limit)
     with alarm:
         while not state.hand_over:
             seat = state.current
@@ -282,7 +282,7 @@ class MoveTimeout(BaseException):
     BaseException, so that an agent's ``except Exception`` cannot swallow it)."""
 
 
-class _MoveAlarm:
+class MoveAlarm:
     """Interrupts an agent that overruns the move time limit, with SIGALRM
     (Unix, main thread only; elsewhere the limit is checked when the agent
     answers). Code stuck inside C without returning to Python is not
@@ -299,7 +299,7 @@ class _MoveAlarm:
     def _ring(signum: int, frame: Any) -> None:
         raise MoveTimeout()
 
-    def __enter__(self) -> _MoveAlarm:
+    def __enter__(self) -> MoveAlarm:
         if self.enabled:
             self.previous = signal.signal(signal.SIGALRM, self._ring)
         return self

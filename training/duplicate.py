@@ -92,7 +92,9 @@ class GameRow:
     """One game of a duplicate match, from A's point of view (a row of a
     tournament's results.csv; an evaluation's outcome). ``a_score`` and
     ``b_score`` are the sides' hand totals, None for a void, truncated or
-    forfeited hand (score difference 0)."""
+    forfeited hand (score difference 0). ``score_diff`` is A's margin, positive
+    when A did better: A's total minus B's in Burako (the higher total wins),
+    B's minus A's in Rummy (the lower wins, R10)."""
 
     pairing: int
     a: str
@@ -168,16 +170,18 @@ def scored_row(
     turns: int,
     actions: int,
     record: dict[str, Any] | None = None,
+    lower_wins: bool = False,
 ) -> GameRow:
     """The row of a game played to its end: A's and B's side totals (``sides``
-    maps a seat to its side; no totals for void and truncated hands) and A's
-    points. Evaluations and tournaments (fresh or resumed) all go through it."""
+    maps a seat to its side; no totals for void and truncated hands), A's margin
+    (``lower_wins``: the lower total wins, as in Rummy) and A's points.
+    Evaluations and tournaments (fresh or resumed) all go through it."""
     a_score = b_score = None
     diff = 0
     if side_totals is not None:
         a_side = sides[a_seats[0]]
         a_score, b_score = int(side_totals[a_side]), int(side_totals[1 - a_side])
-        diff = a_score - b_score
+        diff = b_score - a_score if lower_wins else a_score - b_score
     return GameRow(
         pairing=pairing,
         a=a,

@@ -69,11 +69,11 @@ import numpy as np
 from tqdm import tqdm
 
 from agents.options import parse_options, parse_value
-from agents.registry import AGENTS, agent_names
+from agents.registry import agent_names
 from agents.runner import AgentFault, play_game
 from burako_env.engine import TRUNCATED, VOID
 from burako_env.records import GAMES, RecordWriter
-from burako_env.rules import Rules, RulesError, load_rules, preset_names
+from burako_env.rules import Rules, RulesError, load_rules
 from training.duplicate import (
     AgentSpec,
     GameRow,
@@ -86,6 +86,7 @@ from training.duplicate import (
     seatings,
 )
 from training.game_pool import WorkerDeath, one_thread_per_worker, play_in_pool, play_in_process
+from training.games import agent_games, check_agent_game, game_and_rules
 from training.locks import file_lock
 
 if TYPE_CHECKING:
@@ -334,6 +335,10 @@ def evaluate(
 
 
 # ---------------------------------------------------------------------- command line
+#: how the tables' 95% intervals are computed (training.duplicate.MatchFigures): one wording for both games
+CI_NOTE = "95% CIs over deals: win rate Wilson score, score difference normal approximation"
+
+
 def _fmt_ci(ci: tuple[float, float], spec: str) -> str:
     if any(math.isnan(x) for x in ci):
         return "n/a"
@@ -356,7 +361,7 @@ def format_table(s: Summary) -> str:
     rows.append(("mean turns per hand", f"{s.mean_turns:.1f}", ""))
     return _report(
         f"A = {s.a}   B = {s.b}   rules {s.rules}, {s.num_players} players, seed {s.seed}",
-        "duplicate: every deal played twice with the sides swapped; CIs over deals (normal approximation)",
+        f"duplicate: every deal played twice with the sides swapped; {CI_NOTE}",
         rows,
     )
 
@@ -371,50 +376,6 @@ def _report(title: str, subtitle: str, rows: Sequence[tuple[str, str, str]]) -> 
 
 
 # ---------------------------------------------------------------------- Rummy
-#: built-in agent modules that play any masked game (the others play the game of their module)
-_ANY_GAME_MODULES = ("agents.random_agent",)
-
-
-def agent_games(name: str) -> tuple[str, ...] | None:
-    """The games a built-in agent plays, read off the registry: Rummy agents live in
-    ``agents.rummy_*`` modules, the random agent plays both games, the others play
-    Burako. ``None`` for what the registry does not name (``module:Class``, plug-ins):
-    they are tried as given."""
-    target = AGENTS.get(name)
-    if target is None:
-        return None
-    module = target.split(":")[0]
-    if module in _ANY_GAME_MODULES:
-        return GAMES
-    return ("rummy",) if module.startswith("agents.rummy_") else ("burako",)
-
-
-def _check_agent_game(name: str, game: str) -> None:
-    games = agent_games(name)
-    if games is not None and game not in games:
-        fits = sorted(n for n in AGENTS if game in (agent_games(n) or ()))
-        raise ValueError(
-            f"agent {name!r} plays {' and '.join(games)} only, not {game}; {game} agents: {', '.join(fits)}"
-        )
-
-
-def _game_and_rules(game: str | None, rules: str | None) -> tuple[str, str]:
-    """The game and rules the options name: ``--rules rummy`` (a Rummy preset) means ``--game rummy``;
-    each game's default preset is its own name; a preset of the other game is refused."""
-    from burako_env.rummy.rules import rummy_preset_names
-
-    rummy_presets = rummy_preset_names()
-    if game is None:
-        game = "rummy" if rules in rummy_presets else "burako"
-    if rules is None:
-        rules = game
-    if game == "rummy" and rules in preset_names():
-        raise ValueError(f"--rules {rules} is a Burako preset, not Rummy's; Rummy presets: {', '.join(rummy_presets)}")
-    if game == "burako" and rules in rummy_presets:
-        raise ValueError(f"--rules {rules} is a Rummy preset: use --game rummy (or leave --game out)")
-    return game, rules
-
-
 def format_rummy_table(s: RummySummary) -> str:
     """:func:`format_table` for a Rummy evaluation (no timing either)."""
     rows = [
@@ -430,7 +391,7 @@ def format_rummy_table(s: RummySummary) -> str:
     rows.append(("mean turns per hand", f"{s.mean_turns:.1f}", ""))
     return _report(
         f"A = {s.a}   B = {s.b}   game rummy, rules {s.rules}, 2 players, seed {s.seed}",
-        "duplicate: every deal played twice with the seats swapped; CIs over deals (Wilson / normal approximation)",
+        f"duplicate: every deal played twice with the seats swapped; {CI_NOTE}",
         rows,
     )
 
@@ -473,11 +434,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        game, rules = _game_and_rules(args.game, args.rules)
+        game, rules = game_and_rules(args.game, args.rules)
         a = AgentSpec.of(args.a, parse_options(args.a_opt, "--a-opt"))
         b = AgentSpec.of(args.b, parse_options(args.b_opt, "--b-opt"))
         for spec in (a, b):
-            _check_agent_game(spec.name, game)
+            check_agent_game(spec.name, game)
             try:
                 spec.build(0)  # unknown names and bad options fail here, before any worker starts
             except ImportError as exc:

@@ -125,10 +125,11 @@ class Watched:
         finally:
             self.leave()
 
-    def act(self, observation: Any, view: Any) -> int:
+    def act(self, *args: Any) -> int:
+        """The agent's answer: ``act(observation, view)`` in Burako, ``act(observation)`` in Rummy."""
         self.enter()
         try:
-            return self.agent.act(observation, view)
+            return self.agent.act(*args)
         finally:
             self.leave()
             self.steps[0] += 1

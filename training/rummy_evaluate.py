@@ -30,7 +30,8 @@ from agents.rummy_runner import play_rummy_hand
 from burako_env.records import RecordWriter
 from burako_env.rummy.rules import RummyRules, load_rummy_rules
 from burako_env.stats import mean_ci, rate_ci
-from training.duplicate import AgentSpec, agent_seed, deal_seed
+from training.duplicate import AgentSpec, agent_seed, deal_seed, scored_row
+from training.games import LOWER_TOTAL_WINS
 
 
 @dataclass
@@ -69,13 +70,28 @@ def _play_pairs(
             labels = [f"{'A' if seat == a_seat else 'B'}:{spec.label}" for seat, spec in enumerate(specs)]
             meta = {"evaluation": {"seed": seed, "deal": deal, "a_seat": a_seat, "a": a.label, "b": b.label}}
             result = play_rummy_hand(agents, rules, 2, dseed, record=record, agent_names=labels, meta=meta)
-            a_total, b_total = result.hand_scores[a_seat], result.hand_scores[1 - a_seat]
+            # A's points and margin as every duplicate tool scores them (the lower total wins, R10)
+            row = scored_row(
+                pairing=0,
+                a=a.label,
+                b=b.label,
+                deal=deal,
+                seating=a_seat,
+                deal_seed=dseed,
+                a_seats=(a_seat,),
+                sides=(0, 1),
+                side_totals=result.hand_scores,
+                end_reason="closed" if result.closer is not None else "blocked",
+                turns=result.turns,
+                actions=result.num_actions,
+                lower_wins=LOWER_TOTAL_WINS["rummy"],
+            )
             out.append(
                 {
                     "deal": deal,
                     "a_seat": a_seat,
-                    "points": 1.0 if a_total < b_total else 0.5 if a_total == b_total else 0.0,
-                    "diff": b_total - a_total,
+                    "points": row.a_points,
+                    "diff": row.score_diff,
                     "closed": result.closer is not None,
                     "turns": result.turns,
                     "record": result.record,

@@ -2,6 +2,7 @@
 
     burako-tournament --config configs/tournament.yaml
     burako-tournament --config configs/tournament.yaml --set games_per_pairing=40 --set backend=inprocess
+    burako-tournament --config configs/tournament_rummy.yaml      # Rummy (game: rummy)
 
 Every pairing is a duplicate match, exactly as in ``burako-eval``
 (the seeding, seating and result rows of :mod:`training.duplicate`, which both share):
@@ -21,15 +22,20 @@ key=value`` overrides any key, dotted for nested ones, with list indices:
 ``--set participants.3=null`` drops a participant)::
 
     name: main                    # a label for the reports
-    rules: burako                 # rules preset name, YAML path, or a mapping
-    players: 2                    # 2, or 4 (partnerships)
+    game: null                    # burako or rummy (--game on the command line); null: the
+                                  # game of the rules (a Rummy preset means rummy), else burako
+    rules: null                   # rules preset name, YAML path, or a mapping; null: the
+                                  # game's own preset (burako, rummy)
+    players: 2                    # 2, or 4 (Burako partnerships); Rummy: 2
     participants:                 # unique display names; at least two
       - {name: random, agent: random}
       - {name: planner, agent: planner}
       - {name: search, agent: ismcts, options: {simulations: 100}}
       - {name: bot, agent: policy, options: {checkpoint: runs/ppo/best.pt}}
       # agent: a registry name (agents/registry.py), or "module:Class" for a
-      # class outside the registry; it is built as Class(seed=..., **options)
+      # class outside the registry; it is built as Class(seed=..., **options).
+      # A built-in agent of the other game (planner in Rummy, rummy-heuristic
+      # in Burako) is refused before anything runs; random plays both
     format: round_robin           # round_robin: every pair; gauntlet: each
                                   # challenger against every other participant
     challengers: []               # gauntlet only: the challengers' names
@@ -59,8 +65,14 @@ deals of a pairing independent of the order and number of participants.
 Each game is a pure function of the config, so results are identical
 whatever the back end, the worker count or the chunking.
 
-Outcomes. A game is a win (1), draw (0.5) or loss (0) for A by hand total;
-void and truncated hands are draws with score difference 0. An agent that
+Outcomes. A game is a win (1), draw (0.5) or loss (0) for A by hand total:
+in Burako the higher side total wins, and void and truncated hands are draws
+with score difference 0; in Rummy (2 players, each for himself) the lower
+hand total wins (R10), and the score difference is A's margin, B's total
+minus A's (positive when A did better), as in ``burako-eval --game rummy``.
+The game-specific facts (which agents play which game, the players a
+duplicate pairing seats, playing a game into its record and reading A's
+result off it) live in :mod:`training.games`, shared with ``burako-eval``. An agent that
 raises, calls ``sys.exit`` or returns an illegal action
 (:class:`~agents.runner.AgentFault`) loses that game by forfeit (score
 difference 0, ``end_reason`` forfeit), the error is kept, and the tournament
@@ -92,16 +104,19 @@ Ratings.
   order (deal, seating, pairing), as an online rating would be: mu, sigma
   and the conservative ordinal mu − 3·sigma.
 - The crosstable: each ordered pair's win rate and mean score difference,
-  with 95% intervals over deal pairs (the normal approximation of
-  ``burako-eval``), games, deals and forfeits.
+  with 95% intervals over deal pairs as in ``burako-eval`` (win rate: Wilson
+  score interval; score difference: normal approximation), games, deals and
+  forfeits.
 
 The run folder (``out``)::
 
     config.yaml       the config used (games are only reused from a folder whose
-                      game-defining config, i.e. rules, players, seed and
+                      game-defining config, i.e. game, rules, players, seed and
                       participants, is the same)
-    records.jsonl     every finished game, burako_env.records format; meta.tournament
-                      holds the pairing, deal and seating
+    records.jsonl     every finished game, burako_env.records format (a Rummy game's
+                      record has "game": "rummy"; both replay exactly with
+                      burako_env.records.replay); meta.tournament holds the
+                      pairing, deal and seating
     forfeits.jsonl    every forfeited game: the same meta plus meta.forfeit with the
                       fault (a forfeited hand is not over, so it has no valid record)
     results.csv       one row per game

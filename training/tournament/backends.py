@@ -45,7 +45,7 @@ def death_forfeit(death: WorkerDeath) -> GameOutput:
         deal_seed=dseed,
         cause=f"process exit code {death.exitcode}",
     )
-    return forfeit_output(job, task.rules, task.num_players, task.tournament_seed, fault, 0.0)
+    return forfeit_output(job, task.rules, task.num_players, task.tournament_seed, fault, 0.0, task.game)
 
 
 def _iter_pool(tasks: Sequence[GameTask], workers: int) -> Iterator[list[GameOutput]]:

@@ -8,6 +8,7 @@ import sys
 import threading
 from typing import Any
 
+from training.games import GAMES
 from training.tournament.config import TournamentError, load_config
 from training.tournament.reports import leaderboard_md
 from training.tournament.run import run_tournament
@@ -22,6 +23,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--config", required=True, help="tournament YAML file")
     parser.add_argument(
         "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE", help="override a config key"
+    )
+    parser.add_argument(
+        "--game",
+        choices=GAMES,
+        default=None,
+        help="the game (--set game=...); a Rummy preset in the config's rules already means rummy",
     )
     parser.add_argument("--max-games", type=int, default=None, help="stop after this many new games (resumable)")
     parser.add_argument("--fresh", action="store_true", help="delete the run folder's previous games first")
@@ -41,7 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _interrupt) if in_main_thread else None
     try:
-        config = load_config(args.config, args.overrides)
+        overrides = [*args.overrides, *([f"game={args.game}"] if args.game else [])]
+        config = load_config(args.config, overrides)
         result = run_tournament(config, progress=not args.no_progress, max_games=args.max_games, fresh=args.fresh)
     except TournamentError as exc:
         print(f"burako-tournament: {exc}", file=sys.stderr)

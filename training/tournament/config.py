@@ -5,23 +5,24 @@ overrides, participants, and every check made before a game is played
 from __future__ import annotations
 
 import copy
-import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agents.options import split_assignment, yaml_value
-from burako_env.rules import RulesError, load_rules
+from burako_env.rules import RulesError
 from burako_env.safe_yaml import YamlInputError, load_yaml, read_text_file, short_repr
 from training.config_fields import FieldError, as_float, as_int, as_str
-from training.duplicate import AgentSpec, seatings
+from training.duplicate import AgentSpec
+from training.games import GAMES, check_agent_game, check_duplicate_players, game_and_rules, load_game_rules
 
 FORMATS = ("round_robin", "gauntlet")
 BACKENDS = ("inprocess", "pool", "ray")
 DEFAULTS: dict[str, Any] = {
     "name": "tournament",
-    "rules": "burako",
+    "game": None,
+    "rules": None,
     "players": 2,
     "format": "round_robin",
     "challengers": [],
@@ -83,13 +84,9 @@ class Participant:
         return AgentSpec(self.agent, self.options).label
 
     def spec(self) -> AgentSpec:
-        """The evaluation's AgentSpec: ``module:Class`` agents become a factory
-        (a class pickles by reference, so workers import it themselves)."""
-        factory = self.factory
-        if factory is None and ":" in self.agent:
-            module_name, _, class_name = self.agent.partition(":")
-            factory = getattr(importlib.import_module(module_name), class_name)
-        return AgentSpec(self.agent, self.options, factory)
+        """The evaluation's AgentSpec: built by name through :mod:`agents.registry`
+        (registry names, ``module:Class``, plug-ins: one resolution path), or by ``factory``."""
+        return AgentSpec(self.agent, self.options, self.factory)
 
     def to_dict(self) -> dict[str, Any]:
         agent = self.agent
@@ -104,6 +101,8 @@ class TournamentConfig:
 
     participants: tuple[Participant, ...]
     name: str = "tournament"
+    #: "burako" or "rummy" (training.games); from_dict derives it from the rules when not given
+    game: str = "burako"
     rules: Any = "burako"
     players: int = 2
     format: str = "round_robin"
@@ -145,11 +144,18 @@ class TournamentConfig:
         if not isinstance(challengers, (list, tuple)):
             raise TournamentError(f"challengers: expected a list of names, got {short_repr(challengers)}")
         try:
+            game = None if merged["game"] is None else as_str("game", merged["game"])
+            rules = None if merged["rules"] is None else _rules_value(merged["rules"])
+            try:
+                game, rules = game_and_rules(game, rules, "rules", "game")
+            except ValueError as exc:
+                raise TournamentError(str(exc)) from exc
             ray_group, ratings = merged["ray"], merged["ratings"]
             config = cls(
                 participants=participants,
                 name=as_str("name", merged["name"]),
-                rules=_rules_value(merged["rules"]),
+                game=game,
+                rules=rules,
                 players=as_int("players", merged["players"]),
                 format=as_str("format", merged["format"]),
                 challengers=tuple(as_str(f"challengers[{i}]", c) for i, c in enumerate(challengers)),
@@ -216,17 +222,37 @@ class TournamentConfig:
             raise TournamentError(f"ratings.prior_draws must be > 0 (it keeps sweeps finite), got {self.prior_draws}")
         if self.anchor is not None and self.anchor not in names:
             raise TournamentError(f"ratings.anchor {self.anchor!r} is not a participant ({names})")
+        if self.game not in GAMES:
+            raise TournamentError(f"unknown game {self.game!r}; games: {', '.join(GAMES)}")
+        for p in self.participants:
+            if p.factory is None:
+                try:
+                    check_agent_game(p.agent, self.game)
+                except ValueError as exc:
+                    raise TournamentError(f"participant {p.name!r}: {exc}") from exc
         try:
-            rules = load_rules(self.rules)
-            rules.check_players(self.players)
-            seatings(self.players)
+            check_duplicate_players(self.game, self.game_rules(), self.players)
         except (RulesError, ValueError) as exc:
             raise TournamentError(str(exc)) from exc
+
+    def game_rules(self) -> Any:
+        """The rules object of the game (``Rules``, or ``RummyRules`` for Rummy). Rules of the
+        other game (a Rummy YAML file or mapping without ``game: rummy``) are named as such."""
+        try:
+            return load_game_rules(self.game, self.rules)
+        except RulesError as exc:
+            other = next(g for g in GAMES if g != self.game)
+            try:
+                load_game_rules(other, self.rules)
+            except RulesError:
+                raise TournamentError(str(exc)) from exc
+            raise TournamentError(f"the rules {short_repr(self.rules)} are {other} rules: set game: {other}") from exc
 
     def to_dict(self) -> dict[str, Any]:
         """The config as YAML data (what ``config.yaml`` holds)."""
         return {
             "name": self.name,
+            "game": self.game,
             "rules": self.rules,
             "players": self.players,
             "participants": [p.to_dict() for p in self.participants],
@@ -247,7 +273,8 @@ class TournamentConfig:
         """What decides the games (not their number, format or how they run):
         a run folder's games are reused only when this is unchanged."""
         return {
-            "rules": load_rules(self.rules).to_dict(),
+            "game": self.game,
+            "rules": self.game_rules().to_dict(),
             "players": self.players,
             "seed": self.seed,
             "participants": [p.to_dict() for p in self.participants],

@@ -87,7 +87,7 @@ def prepare_folder(config: TournamentConfig, out: Path, fresh: bool) -> None:
             same = False
         if not same:
             raise TournamentError(
-                f"{out} holds games of a different tournament (rules, players, seed or participants differ "
+                f"{out} holds games of a different tournament (game, rules, players, seed or participants differ "
                 f"from {stored_path}); choose another 'out' or pass --fresh to delete them"
             )
 
@@ -98,6 +98,12 @@ def check_entry(
     """A journal's game must be one this run schedules, with this run's seeds and
     agents: games of another run (another seed, say) are never published as ours."""
     t = entry["meta"]["tournament"]
+    game = entry.get("game", "burako")
+    if game != config.game:
+        raise TournamentError(
+            f"{where}: game {entry_key(entry)} is a {game} game, but this run plays {config.game}: the folder "
+            "holds games of another run; choose another 'out' or pass --fresh"
+        )
     pairing = pairings[(t["a"], t["b"])]
     expected = {
         "seed": config.seed,

@@ -13,11 +13,34 @@ from typing import Any
 
 import numpy as np
 
-from burako_env.rules import load_rules
 from training.duplicate import GameRow
 from training.tournament.config import TournamentConfig
 from training.tournament.ratings import PairStats, Standing
 from training.tournament.schedule import make_pairings
+
+#: how each game's reports word the score difference (A's margin, training.duplicate.GameRow.score_diff)
+#: and which end reasons its pairing table counts
+_GAME_WORDS: dict[str, dict[str, Any]] = {
+    "burako": {
+        "crosstable_diff": "the mean score difference (row − column)",
+        "pairing_diff": "mean diff A − B",
+        "end_reasons": ("void", "truncated"),
+        "scoring": "",
+    },
+    "rummy": {
+        "crosstable_diff": "the mean margin in hand totals (column's total − row's: positive when the row did better)",
+        "pairing_diff": "mean margin B − A",
+        "end_reasons": ("closed", "blocked"),
+        "scoring": "; each for himself, the lower hand total wins (R10): the margin is the opponent's total "
+        "minus one's own",
+    },
+}
+
+
+def rules_label(config: TournamentConfig) -> str:
+    """The rules as the reports name them: the preset's name, with the game when it is not Burako."""
+    name = config.game_rules().name
+    return name if config.game == "burako" else f"{config.game} ({name})"
 
 
 def _f(x: float, spec: str) -> str:
@@ -97,13 +120,15 @@ def leaderboard_md(
 ) -> str:
     """The human report. Nothing machine-dependent (no timings), so it is
     identical for every back end."""
-    rules = load_rules(config.rules)
+    words = _GAME_WORDS[config.game]
     done = len(rows)
     anchor = f"{config.anchor} = 0" if config.anchor else "mean = 0"
     lines = [
         f"# Tournament {config.name}",
         "",
-        f"- rules **{rules.name}**, {config.players} players; format **{config.format}**"
+        (f"- game **{config.game}**, " if config.game != "burako" else "- ")
+        + f"rules **{config.game_rules().name}**, {config.players} players{words['scoring']}; "
+        f"format **{config.format}**"
         + (f" (challengers: {', '.join(config.challengers)})" if config.format == "gauntlet" else ""),
         f"- {config.games_per_pairing} games per pairing ({config.games_per_pairing // 2} duplicate deal pairs: "
         "every deal played twice with the sides swapped); seed "
@@ -136,7 +161,7 @@ def leaderboard_md(
         "## Crosstable",
         "",
         "Win rate of the row against the column (draws half), 95% CI over deal pairs; "
-        "below it the mean score difference (row − column).",
+        f"below it {words['crosstable_diff']}.",
         "",
         "| | " + " | ".join(order) + " |",
         "|---|" + "---|" * len(order),
@@ -159,8 +184,8 @@ def leaderboard_md(
         "",
         "## Pairings",
         "",
-        "| A | B | games | deals | A W / D / L | A win rate | mean diff A − B | A win rate by seating | void "
-        "| truncated | forfeits (A / B) | pairing seed |",
+        f"| A | B | games | deals | A W / D / L | A win rate | {words['pairing_diff']} | A win rate by seating "
+        f"| {' | '.join(words['end_reasons'])} | forfeits (A / B) | pairing seed |",
         "|---|---|---:|---:|---|---|---|---|---:|---:|---|---:|",
     ]
     for p in make_pairings(config):
@@ -174,8 +199,9 @@ def leaderboard_md(
             f"| {p.a.name} | {p.b.name} | {s.games} | {s.deals} | {s.wins} / {s.draws} / {s.losses} "
             f"| {_f(s.win_rate, '.3f')} [{_f(s.win_rate_ci[0], '.3f')}, {_f(s.win_rate_ci[1], '.3f')}] "
             f"| {_f(s.mean_diff, '+.1f')} [{_f(s.mean_diff_ci[0], '+.1f')}, {_f(s.mean_diff_ci[1], '+.1f')}] "
-            f"| {' / '.join(by_seat)} | {sum(r.end_reason == 'void' for r in mine)} "
-            f"| {sum(r.end_reason == 'truncated' for r in mine)} | {s.forfeits_row} / {s.forfeits_col} | {p.seed} |"
+            f"| {' / '.join(by_seat)} | "
+            + " | ".join(str(sum(r.end_reason == reason for r in mine)) for reason in words["end_reasons"])
+            + f" | {s.forfeits_row} / {s.forfeits_col} | {p.seed} |"
         )
     forfeits = [r for r in rows if r.forfeit]
     lines += ["", "## Forfeits", ""]

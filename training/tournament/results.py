@@ -1,5 +1,6 @@
 """A tournament's results: one :class:`~training.duplicate.GameRow` per game
-(the row type burako-eval's outcomes share), read back from the journals."""
+(the row type burako-eval's outcomes share), read back from the journals
+(either game's records: :func:`training.games.record_outcome`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from training.duplicate import GameRow, scored_row
+from training.games import record_outcome
 
 __all__ = ["GameRow", "row_from_entry"]
 
@@ -40,12 +42,13 @@ def row_from_entry(entry: Mapping[str, Any], pairing_index: int) -> GameRow:
             forfeit=forfeit["participant"],
             error=forfeit["message"],
         )
-    scores = entry["hand_scores"]
+    sides, totals, lower_wins = record_outcome(entry)
     return scored_row(
         **common,
-        sides=entry["sides"],
-        side_totals=None if scores is None else [side["total"] for side in scores],
+        sides=sides,
+        side_totals=totals,
         end_reason=entry["end_reason"],
         turns=int(entry["turns"]),
         actions=len(entry["actions"]),
+        lower_wins=lower_wins,
     )

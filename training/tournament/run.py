@@ -15,7 +15,6 @@ import yaml
 from tqdm import tqdm
 
 from burako_env.records import RecordError, dumps_record, validate_record
-from burako_env.rules import load_rules
 from training.duplicate import GameRow
 from training.locks import LockedError, folder_lock
 from training.tournament.backends import execute
@@ -43,6 +42,7 @@ from training.tournament.reports import (
     leaderboard_md,
     plot_ratings,
     results_csv,
+    rules_label,
 )
 from training.tournament.results import row_from_entry
 from training.tournament.schedule import GameTask, make_pairings, schedule
@@ -108,7 +108,7 @@ def _run_locked(
 ) -> TournamentResult:
     """:func:`run_tournament` once it holds the folder's lock."""
     prepare_folder(config, out, fresh)
-    rules = load_rules(config.rules)
+    rules = config.game_rules()
     pairings = make_pairings(config)
     jobs = schedule(config, pairings)
     order = {job.key: k for k, job in enumerate(jobs)}
@@ -135,7 +135,7 @@ def _run_locked(
     pending = [job for job in jobs if job.key not in done]
     size = _chunk_size(config, len(pending))
     tasks = [
-        GameTask(rules, config.players, config.seed, tuple(pending[i : i + size]), config.move_time_limit)
+        GameTask(rules, config.players, config.seed, tuple(pending[i : i + size]), config.move_time_limit, config.game)
         for i in range(0, len(pending), size)
     ]
     played = 0
@@ -215,7 +215,7 @@ def _run_locked(
     (out / "leaderboard.csv").write_text(leaderboard_csv(table), encoding="utf-8")
     (out / "crosstable.csv").write_text(crosstable_csv(pairs), encoding="utf-8")
     (out / "leaderboard.md").write_text(leaderboard_md(config, table, pairs, rows, len(jobs)), encoding="utf-8")
-    plot_ratings(table, out / "ratings.png", f"{config.name}: {load_rules(config.rules).name}, {config.players}p")
+    plot_ratings(table, out / "ratings.png", f"{config.name}: {rules_label(config)}, {config.players}p")
     return TournamentResult(
         config=config,
         out=out,

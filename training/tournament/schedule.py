@@ -12,10 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from agents.runner import AgentFault, play_game
-from burako_env.rules import Rules
+from agents.runner import AgentFault
 from training.duplicate import a_seats_of, agent_seed, deal_seed, seatings
 from training.game_pool import watched_build
+from training.games import play_recorded_game
 from training.tournament.config import Participant, TournamentConfig
 
 
@@ -72,17 +72,25 @@ def schedule(config: TournamentConfig, pairings: Sequence[Pairing]) -> list[Game
 @dataclass(frozen=True)
 class GameTask:
     """A chunk of games for one worker of :mod:`training.game_pool` (rules
-    travel as a Rules: it pickles, and workers need not look up a preset file)."""
+    travel as the game's rules object: it pickles, and workers need not look up
+    a preset file)."""
 
-    rules: Rules
+    rules: Any
     num_players: int
     tournament_seed: int
     jobs: tuple[GameJob, ...]
     move_time_limit: float | None = None
+    game: str = "burako"
 
     def play(self, index: int, status: Any = None) -> GameOutput:
         return play_job(
-            self.jobs[index], self.rules, self.num_players, self.tournament_seed, self.move_time_limit, status
+            self.jobs[index],
+            self.rules,
+            self.num_players,
+            self.tournament_seed,
+            self.move_time_limit,
+            status,
+            game=self.game,
         )
 
 
@@ -119,7 +127,13 @@ def _seat_names(job: GameJob, num_players: int) -> list[str]:
 
 
 def forfeit_output(
-    job: GameJob, rules: Rules, num_players: int, tournament_seed: int, fault: AgentFault, seconds: float
+    job: GameJob,
+    rules: Any,
+    num_players: int,
+    tournament_seed: int,
+    fault: AgentFault,
+    seconds: float,
+    game: str = "burako",
 ) -> GameOutput:
     """The forfeit entry of a game an agent lost by ``fault`` (its seat's participant loses)."""
     names = _seat_names(job, num_players)
@@ -138,6 +152,7 @@ def forfeit_output(
         "traceback": fault.cause_traceback,
     }
     entry = {
+        "game": game,
         "rules": rules.to_dict(),
         "num_players": num_players,
         "deal_seed": deal_seed(job.pairing.seed, job.deal),
@@ -149,11 +164,13 @@ def forfeit_output(
 
 def play_job(
     job: GameJob,
-    rules: Rules,
+    rules: Any,
     num_players: int,
     tournament_seed: int,
     move_time_limit: float | None = None,
     status: Any = None,
+    *,
+    game: str = "burako",
 ) -> GameOutput:
     """Play one game; an agent fault becomes a forfeit entry, not an exception.
     ``status`` (a pool worker's shared array) is kept up to date with the seat
@@ -185,10 +202,9 @@ def play_job(
                     deal_seed=dseed,
                     cause=f"{type(exc).__name__}: {exc}",
                 ) from exc
-        result = play_game(
-            agents, rules, num_players, dseed, agent_names=names, meta=meta, move_time_limit=move_time_limit
+        record = play_recorded_game(
+            game, agents, rules, num_players, dseed, agent_names=names, meta=meta, move_time_limit=move_time_limit
         )
-        assert result.record is not None
-        return GameOutput(job.key, False, result.record, time.perf_counter() - start)
+        return GameOutput(job.key, False, record, time.perf_counter() - start)
     except AgentFault as fault:
-        return forfeit_output(job, rules, num_players, tournament_seed, fault, time.perf_counter() - start)
+        return forfeit_output(job, rules, num_players, tournament_seed, fault, time.perf_counter() - start, game)
