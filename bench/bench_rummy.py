@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import random
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -31,18 +32,28 @@ from burako_env.rummy.engine import Phase, RummyState
 from burako_env.rummy.rules import RummyRules
 
 
-def play_aec(env, rng: random.Random, seed: int) -> int:
+def play_aec(env, seed: int, choose: Callable[[str, dict], int]) -> int:
+    """One hand through the AEC loop; ``choose(agent_name, observation)`` picks each action."""
     env.reset(seed=seed)
     steps = 0
-    for _agent in env.agent_iter():
+    for name in env.agent_iter():
         obs, _rew, term, trunc, _info = env.last()
         if term or trunc:
             env.step(None)
             continue
-        legal = np.flatnonzero(obs["action_mask"])
-        env.step(int(legal[rng.randrange(len(legal))]))
+        env.step(choose(name, obs))
         steps += 1
     return steps
+
+
+def uniform_choice(rng: random.Random) -> Callable[[str, dict], int]:
+    """Uniform over the legal actions, from ``rng``."""
+
+    def choose(_name: str, obs: dict) -> int:
+        legal = np.flatnonzero(obs["action_mask"])
+        return int(legal[rng.randrange(len(legal))])
+
+    return choose
 
 
 def play_engine(rules: RummyRules, num_players: int, rng: random.Random, seed: int) -> int:
@@ -62,21 +73,16 @@ def play_ismcts(env, seed: int, totals: dict[str, float]) -> int:
     agents = [make_agent("rummy-ismcts", seed=seed), make_agent("random", seed=seed)]
     for seat, agent in enumerate(agents):
         agent.reset(seat, env.unwrapped.rules, 2)
-    env.reset(seed=seed)
-    steps = 0
-    for name in env.agent_iter():
-        obs, _rew, term, trunc, _info = env.last()
-        if term or trunc:
-            env.step(None)
-            continue
+
+    def choose(name: str, obs: dict) -> int:
         seat = env.unwrapped.agent_name_mapping[name]
         action = agents[seat].act(obs)
         if seat == 0:
             totals["simulations"] += agents[0].last_simulations
             totals["search_s"] += agents[0].last_seconds
-        env.step(action)
-        steps += 1
-    return steps
+        return action
+
+    return play_aec(env, seed, choose)
 
 
 def main() -> None:
@@ -96,7 +102,7 @@ def main() -> None:
     elif args.mode == "aec":
 
         def play(rng: random.Random, seed: int) -> int:
-            return play_aec(env, rng, seed)
+            return play_aec(env, seed, uniform_choice(rng))
 
     else:
 
