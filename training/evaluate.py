@@ -98,10 +98,12 @@ __all__ = [
     "Summary",
     "agent_games",
     "agent_seed",
+    "check_agent_game",
     "deal_seed",
     "evaluate",
     "format_rummy_table",
     "format_table",
+    "game_and_rules",
     "main",
     "one_thread_per_worker",
     "parse_options",
@@ -389,7 +391,7 @@ def agent_games(name: str) -> tuple[str, ...] | None:
     return ("rummy",) if module.startswith("agents.rummy_") else ("burako",)
 
 
-def _check_agent_game(name: str, game: str) -> None:
+def check_agent_game(name: str, game: str) -> None:
     games = agent_games(name)
     if games is not None and game not in games:
         fits = sorted(n for n in AGENTS if game in (agent_games(n) or ()))
@@ -398,7 +400,7 @@ def _check_agent_game(name: str, game: str) -> None:
         )
 
 
-def _game_and_rules(game: str | None, rules: str | None) -> tuple[str, str]:
+def game_and_rules(game: str | None, rules: str | None) -> tuple[str, str]:
     """The game and rules the options name: ``--rules rummy`` (a Rummy preset) means ``--game rummy``;
     each game's default preset is its own name; a preset of the other game is refused."""
     from burako_env.rummy.rules import rummy_preset_names
@@ -473,11 +475,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        game, rules = _game_and_rules(args.game, args.rules)
+        game, rules = game_and_rules(args.game, args.rules)
         a = AgentSpec.of(args.a, parse_options(args.a_opt, "--a-opt"))
         b = AgentSpec.of(args.b, parse_options(args.b_opt, "--b-opt"))
         for spec in (a, b):
-            _check_agent_game(spec.name, game)
+            check_agent_game(spec.name, game)
             try:
                 spec.build(0)  # unknown names and bad options fail here, before any worker starts
             except ImportError as exc:

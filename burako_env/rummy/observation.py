@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from burako_env.rummy.actions import NUM_ACTIONS
 from burako_env.rummy.engine import NO_TILE, RummyState
 from burako_env.tiles import NUM_KINDS
 
@@ -90,6 +91,15 @@ def encode(state: RummyState, observer: int) -> np.ndarray:
         obs[_TO_ACT + (state.current - observer) % n] = 1.0
     obs[_TAIL : _TAIL + 4] = (len(state.stock), state.hand_number, state.blocked_turns, state.turn_started_empty)
     return obs
+
+
+def layout_id() -> str:
+    """A string naming the Rummy observation and action layout: the game, every
+    segment's name and size, and the action count. Trained policies store it
+    (agents/checkpoint.py); a policy made for another layout cannot play. The
+    same for 2 to 4 players (absent seats are zeros)."""
+    segments = ",".join(f"{name}[{size}]" for name, size in SEGMENTS)
+    return f"rummy;obs[{segments}];actions[{NUM_ACTIONS}]"
 
 
 def split_observation(obs: np.ndarray) -> dict[str, np.ndarray]:
