@@ -48,7 +48,8 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
     """One short run of the smoke config through the command line: (run folder, exported policy, stdout)."""
     root = tmp_path_factory.mktemp("rummy_runs")
     export = root / "rummy_bot.pt"
-    args = ["--config", str(SMOKE), "--set", f"run_root={root}", "--set", "total_steps=600", "--set", "bc_games=4"]
+    args = ["--config", str(SMOKE), "--seed", "2", "--set", f"run_root={root}", "--set", "total_steps=600"]
+    args += ["--set", "bc_games=4"]
     args += ["--set", "eval_games=4", "--export", str(export), "--no-progress"]
     import contextlib
     import io
@@ -56,7 +57,7 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         assert main(args) == 0
-    (run_dir,) = root.glob("rummy2p__ppo_rummy_smoke__1__*")
+    (run_dir,) = root.glob("rummy2p__ppo_rummy_smoke__2__*")  # --seed 2
     return run_dir, export, out.getvalue()
 
 
@@ -66,7 +67,7 @@ def test_the_rummy_smoke_config_trains_through_the_command_line(trained: tuple[P
     run_dir, export, out = trained
     assert f"policy: {export}" in out and "rummy-heuristic" in out and "random" in out
     saved = ckpt.load(run_dir / "checkpoints" / "latest.pt")
-    assert saved["config"]["game"] == "rummy" and saved["config"]["rules"] == "rummy"
+    assert (saved["config"]["game"], saved["config"]["rules"], saved["config"]["seed"]) == ("rummy", "rummy", 2)
     assert saved["rules"] == load_rummy_rules("rummy").to_dict()
     shape = NetworkShape(**saved["policy"]["shape"])
     assert (shape.game, shape.layout, shape.obs_size, shape.num_actions) == (

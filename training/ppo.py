@@ -1,7 +1,7 @@
 """Masked PPO self-play against a league (``burako-train``).
 
     burako-train --config configs/ppo_selfplay.yaml
-    burako-train --config configs/ppo_smoke.yaml --set total_steps=20000 --set seed=3
+    burako-train --config configs/ppo_smoke.yaml --set total_steps=20000 --seed 3
     burako-train --resume runs/burako__ppo_selfplay__1__20261129-140000
     burako-train --config configs/ppo_rummy.yaml --seed 3            # Rummy (game: rummy)
 
@@ -731,6 +731,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--config", help="YAML training config (configs/ppo_selfplay.yaml, configs/ppo_smoke.yaml)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config field")
+    parser.add_argument("--seed", type=int, metavar="N", help="the run's seed (the same as --set seed=N)")
     parser.add_argument("--resume", metavar="RUN_DIR_OR_CHECKPOINT", help="continue a run from its latest checkpoint")
     parser.add_argument("--export", metavar="PATH", help="also copy the final policy here (float16)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -740,6 +741,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.seed is not None:
+        args.set.append(f"seed={args.seed}")
     try:
         if args.resume and not args.config:
             # the run's own config, stored in its checkpoint
