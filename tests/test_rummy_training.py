@@ -85,7 +85,8 @@ def test_the_rummy_smoke_config_trains_through_the_command_line(trained: tuple[P
     events.Reload()
     tags = set(events.Tags()["scalars"])
     for tag in ("charts/SPS", "charts/episodic_return", "losses/policy_loss", "losses/approx_kl", "bc/loss",
-                "eval/winrate_vs_rummy-heuristic", "eval/winrate_vs_random", "league/size"):  # fmt: skip
+                "eval/winrate_vs_rummy-heuristic", "eval/winrate_vs_random", "league/size",
+                "rollout/baselines_share", "rollout/env_share"):  # fmt: skip
         assert tag in tags, tag
 
 

@@ -449,8 +449,9 @@ class Trainer:
 
     def collect_and_update(self) -> tuple[dict[str, float], float, float]:
         """One rollout and one PPO update: (the update's stats, rollout seconds, update seconds)."""
-        if self.vector is not None:
-            self.vector.timing = dict.fromkeys(self.vector.timing, 0.0)
+        timing = getattr(self.rollout, "timing", None)  # seconds per part of the rollout (vector, rummy)
+        if timing is not None:
+            self.rollout.timing = dict.fromkeys(timing, 0.0)
         t0 = time.perf_counter()
         episodes = self.collect()
         t1 = time.perf_counter()
@@ -659,8 +660,8 @@ class Trainer:
                 w.add_scalar("charts/SPS", steps / seconds, self.global_step)
                 w.add_scalar("charts/rollout_SPS", steps / max(rollout_seconds, 1e-9), self.global_step)
                 w.add_scalar("charts/update_seconds", update_seconds, self.global_step)
-                if self.vector is not None:
-                    for part, part_seconds in self.vector.timing.items():
+                if getattr(self.rollout, "timing", None) is not None:
+                    for part, part_seconds in self.rollout.timing.items():
                         share = part_seconds / max(rollout_seconds, 1e-9)
                         w.add_scalar(f"rollout/{part}_share", share, self.global_step)
                 if self.live_cfg.baseline_fraction is not None:

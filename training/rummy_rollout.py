@@ -17,7 +17,11 @@ step each table makes one decision, as in :mod:`training.engine_rollout`:
 
 Decisions go to a :class:`~training.rollout.DecisionStore` (56 actions,
 masks bit-packed) and come back as :class:`~training.rollout.StoredEpisode` s,
-so the PPO update is the same code as Burako's.
+so the PPO update is the same code as Burako's. ``timing`` splits the
+rollout's seconds as the compiled-core rollout's does (logged as
+``rollout/<part>_share``): ``learner`` and ``snapshots`` (forward passes),
+``baselines`` (the agents' ``act``), ``env`` (masks, encoding, steps and the
+rest).
 
 Credit is per seat: every learner seat's decisions of a hand form one
 episode, rewarded with its own result (:func:`rummy_hand_reward`): Burako's
@@ -30,6 +34,7 @@ sign of the seat's total against the mean of the others'.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -92,6 +97,8 @@ class RummyRollout:
         self.trace: list[tuple[int, int, int, np.ndarray, int]] | None = None
         #: rows of the episodes handed to the last update, freed at the next collect
         self._learned: list[np.ndarray] = []
+        #: seconds per part of the loop since the trainer last read them (module docstring)
+        self.timing = {"env": 0.0, "learner": 0.0, "snapshots": 0.0, "baselines": 0.0}
         for table in self.tables:
             self._new_hand(table)
 
@@ -177,6 +184,9 @@ class RummyRollout:
     def step(self, finished: list[StoredEpisode]) -> int:
         """Every table makes one decision; returns the learner decisions stored."""
         t = self.trainer
+        clock = time.perf_counter
+        start = clock()
+        spent = {"learner": 0.0, "snapshots": 0.0, "baselines": 0.0}
         learner_tables: list[RummyTable] = []
         snapshot_tables: dict[str, list[RummyTable]] = {}
         for table in self.tables:
@@ -196,12 +206,16 @@ class RummyRollout:
                 snapshot_tables.setdefault(controller, []).append(table)
             else:
                 observation = {"observation": encode(state, seat), "action_mask": mask}
+                t0 = clock()
                 action = int(table.agents[(seat, controller)].act(observation, None))
+                spent["baselines"] += clock() - t0
                 self._traced(table, action)
                 self._apply(table, action, finished)
         for name, tables in snapshot_tables.items():
             self._fill(tables)
+            t0 = clock()
             actions, _, _ = self._sample(t._snapshot_net(name), len(tables))
+            spent["snapshots"] += clock() - t0
             for table, action in zip(tables, actions.tolist(), strict=True):
                 self._traced(table, action)
                 self._apply(table, action, finished)
@@ -209,7 +223,9 @@ class RummyRollout:
         if k:
             self._fill(learner_tables)
             rows = self.store.put(self.obs_buf[:k], self.mask_buf[:k])
+            t0 = clock()
             actions, logprobs, values = self._sample(t.net, k)
+            spent["learner"] += clock() - t0
             self.store.actions[rows] = actions
             self.store.logprobs[rows] = logprobs
             self.store.values[rows] = values
@@ -219,6 +235,9 @@ class RummyRollout:
                 table.rows[state.current].append(row)
                 self._traced(table, action, row)
                 self._apply(table, action, finished)
+        for part, seconds in spent.items():
+            self.timing[part] += seconds
+        self.timing["env"] += clock() - start - sum(spent.values())
         return k
 
     def collect(self, batch_size: int) -> list[StoredEpisode]:
