@@ -27,7 +27,8 @@ checkpoints (``agents/checkpoint.py``) are the same either way.
 
 Rummy (``game: rummy``, burako_env/rummy/observation.py) has no meld slots
 (its table is a multiset of tile kinds): the same torso and heads read its
-flat observation whole, and the policy head has Rummy's 56 actions. The game
+flat observation whole, its counts divided by ``INPUT_SCALES`` (stock and
+hand sizes near 1, not 77), and the policy head has Rummy's 56 actions. The game
 is part of the :class:`NetworkShape`, so a checkpoint says which game it
 plays (shapes stored before the field are Burako's).
 
@@ -136,6 +137,9 @@ class PolicyNet(nn.Module):
             raise ValueError(f"network shape {shape} does not match the observation layout")
         self.register_buffer("slot_index", torch.as_tensor(slots, dtype=torch.long), persistent=False)
         self.register_buffer("rest_index", torch.as_tensor(rest, dtype=torch.long), persistent=False)
+        #: Rummy's inputs are multiplied by 1 / its INPUT_SCALES (part of its layout id); Burako's are used as they are
+        scale = 1.0 / torch.from_numpy(rummy_observation.input_scale()) if shape.game == "rummy" else None
+        self.register_buffer("input_scale", scale, persistent=False)
         n_slots = slots.shape[0]
         self.slot_runs = _runs(slots)
         self.rest_runs = _runs(rest)
@@ -159,6 +163,8 @@ class PolicyNet(nn.Module):
     def features(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Torso output (batch, hidden) and values (batch,)."""
         batch = obs.shape[0]
+        if self.input_scale is not None:
+            obs = obs * self.input_scale
         # each run of slots encoded from a view; only the (small) encodings are concatenated
         encoded = [
             self.slot_encoder(obs[:, start : start + size].reshape(batch, -1, MELD_FEATURE_SIZE)).flatten(1)

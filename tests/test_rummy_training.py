@@ -25,7 +25,7 @@ from agents.rummy_policy import RummyPolicyAgent
 from agents.rummy_runner import play_rummy_hand
 from burako_env.rummy.actions import NUM_ACTIONS
 from burako_env.rummy.engine import RummyState
-from burako_env.rummy.observation import OBSERVATION_SIZE, encode, layout_id
+from burako_env.rummy.observation import OBSERVATION_SIZE, OFFSETS, encode, layout_id
 from burako_env.rummy.rules import load_rummy_rules
 from training import evaluate as evaluate_cli
 from training.league import SELF
@@ -141,6 +141,7 @@ def test_the_shipped_burako_checkpoint_still_loads_and_plays() -> None:
     assert "game" not in torch.load(DEFAULT_CHECKPOINT, weights_only=True)["policy"]["shape"]
     agent = make_agent("policy", seed=0)
     assert agent.net.shape.game == "burako" and agent.net.policy_head.out_features == 3519
+    assert agent.net.input_scale is None  # Burako's inputs are read as they are
     agent.reset(0, "burako", 2)
 
 
@@ -183,6 +184,8 @@ def test_masked_sampling_on_rummy_masks_is_always_legal() -> None:
         state.step(int(rng.choice(np.flatnonzero(mask))))
     obs = torch.from_numpy(np.stack(observations))
     mask = torch.from_numpy(np.stack(masks))
+    # counts such as the stock size (up to 77) reach the torso scaled near 1; the scales are in the layout id
+    assert net.input_scale[OFFSETS["stock_size"]].item() == pytest.approx(1 / 77) and "stock_size[1]/77" in layout_id()
     for _ in range(20):
         actions, logp, _ = sample_actions(net, obs, mask)
         assert bool(mask[torch.arange(len(masks)), actions].all()) and torch.isfinite(logp).all()
