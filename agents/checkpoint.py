@@ -8,12 +8,15 @@ objects), so loading one cannot run code. Two kinds share the ``policy`` part:
 | ``format``     | ``"burako-ppo-checkpoint"``                 | ``"burako-policy"``            |
 | ``version``    | ``CHECKPOINT_VERSION``                      | same                           |
 | ``policy``     | ``{"shape": NetworkShape, "state_dict"}``   | same (weights may be float16)  |
-| ``rules``      | the ``Rules`` as a dict                     | same                           |
+| ``rules``      | the ``Rules`` (Rummy: ``RummyRules``) as a dict | same                       |
 | ``config``     | the training config as a dict               | same                           |
 | ``trainer``    | optimiser, RNG states, counters, league     | absent                         |
 
-A file that is not a checkpoint, is truncated, or was made for another
-observation/action layout raises :class:`CheckpointError` saying which.
+The game a policy plays is its shape's ``game`` (``burako`` or ``rummy``;
+files written before Rummy have none and are Burako's), with the game's
+observation/action layout. A file that is not a checkpoint, is truncated, was
+made for the other game or for another observation/action layout raises
+:class:`CheckpointError` saying which.
 """
 
 from __future__ import annotations
@@ -27,8 +30,9 @@ from typing import Any
 
 import torch
 
-from agents.network import NetworkShape, PolicyNet
+from agents.network import GAME_ACTIONS, NetworkShape, PolicyNet
 from burako_env.rules import Rules, RulesError, load_rules
+from burako_env.rummy.rules import RummyRules, load_rummy_rules
 
 CHECKPOINT_VERSION = 1
 TRAINING_FORMAT = "burako-ppo-checkpoint"
@@ -114,9 +118,11 @@ def check_structure(data: dict[str, Any], source: str) -> None:
         got = sorted(map(str, shape)) if isinstance(shape, dict) else type(shape).__name__
         raise CheckpointError(f"{source}: the network shape has keys {got}; expected {sorted(names)}")
     for key, value in shape.items():
-        want = str if key == "layout" else int
+        want = str if key in ("layout", "game") else int
         if not isinstance(value, want) or isinstance(value, bool):
             raise CheckpointError(f"{source}: network shape {key!r} is a {type(value).__name__}, not {want.__name__}")
+    if shape.get("game", "burako") not in GAME_ACTIONS:
+        raise CheckpointError(f"{source}: unknown game {shape['game']!r}; games: {sorted(GAME_ACTIONS)}")
     _check_tensors(policy["state_dict"], "policy.state_dict", source)
     for key in ("rules", "config"):
         if not isinstance(data[key], dict):
@@ -141,7 +147,9 @@ def check_structure(data: dict[str, Any], source: str) -> None:
         raise CheckpointError(f"{source}: the RNG state is malformed (expected 'numpy' text and a 'torch' tensor)")
 
 
-def policy_payload(net: PolicyNet, rules: Rules, config: dict[str, Any], half: bool = False) -> dict[str, Any]:
+def policy_payload(
+    net: PolicyNet, rules: Rules | RummyRules, config: dict[str, Any], half: bool = False
+) -> dict[str, Any]:
     """The portable part of a checkpoint: enough to rebuild and play the policy."""
     state = {k: (v.half() if half and v.is_floating_point() else v).clone() for k, v in net.state_dict().items()}
     return {
@@ -153,11 +161,11 @@ def policy_payload(net: PolicyNet, rules: Rules, config: dict[str, Any], half: b
     }
 
 
-def build_policy(data: dict[str, Any], source: str = "checkpoint") -> tuple[PolicyNet, Rules]:
+def build_policy(data: dict[str, Any], source: str = "checkpoint") -> tuple[PolicyNet, Rules | RummyRules]:
     """Rebuild the network (float32, eval mode) and the rules it was trained on."""
     try:
         shape = NetworkShape(**data["policy"]["shape"])
-        rules = load_rules(data["rules"])
+        rules: Rules | RummyRules = (load_rummy_rules if shape.game == "rummy" else load_rules)(data["rules"])
     except (TypeError, KeyError, RulesError) as exc:
         raise CheckpointError(f"{source}: malformed policy description: {exc}") from exc
     try:
@@ -170,6 +178,19 @@ def build_policy(data: dict[str, Any], source: str = "checkpoint") -> tuple[Poli
         raise CheckpointError(f"{source}: weights do not fit the network {shape}: {exc}") from exc
     net.eval()
     return net, rules
+
+
+#: the registered agent that plays each game's policies (agents/registry.py)
+POLICY_AGENTS: dict[str, str] = {"burako": "policy", "rummy": "rummy-policy"}
+
+
+def check_game(shape: NetworkShape, game: str, source: str = "checkpoint") -> None:
+    """Refuse a policy trained for the other game, naming the agent that plays it."""
+    if shape.game != game:
+        raise CheckpointError(
+            f"{source} is a {shape.game} policy; the {POLICY_AGENTS[game]!r} agent plays {game} only "
+            f"(play this checkpoint with the {POLICY_AGENTS[shape.game]!r} agent)"
+        )
 
 
 def check_layout(shape: NetworkShape, expected: str, source: str = "checkpoint") -> None:

@@ -25,6 +25,13 @@ illegal logit at the smallest float, the path for single moves
 legal actions only (``training/network.py``) read the same parameters, so
 checkpoints (``agents/checkpoint.py``) are the same either way.
 
+Rummy (``game: rummy``, burako_env/rummy/observation.py) has no meld slots
+(its table is a multiset of tile kinds): the same torso and heads read its
+flat observation whole, its counts divided by ``INPUT_SCALES`` (stock and
+hand sizes near 1, not 77), and the policy head has Rummy's 56 actions. The game
+is part of the :class:`NetworkShape`, so a checkpoint says which game it
+plays (shapes stored before the field are Burako's).
+
 The model lives with the agents, not with training, because an agent must
 load and play it without the trainer: imports point burako_env <- agents <-
 training (docs/architecture.md, layers).
@@ -43,6 +50,17 @@ from burako_env.actions import NUM_ACTIONS
 from burako_env.melds import MELD_FEATURE_SIZE
 from burako_env.observation import layout_id, observation_layout, observation_size
 from burako_env.rules import Rules
+from burako_env.rummy import actions as rummy_actions
+from burako_env.rummy import observation as rummy_observation
+from burako_env.rummy.rules import RummyRules
+
+#: the games a network can play, and each one's action count
+GAME_ACTIONS: dict[str, int] = {"burako": NUM_ACTIONS, "rummy": rummy_actions.NUM_ACTIONS}
+
+
+def game_of(rules: Rules | RummyRules) -> str:
+    """The game a rules value belongs to."""
+    return "rummy" if isinstance(rules, RummyRules) else "burako"
 
 
 @dataclass(frozen=True)
@@ -54,23 +72,39 @@ class NetworkShape:
     layout: str
     hidden: int = 256
     slot_embed: int = 16
+    #: burako or rummy (GAME_ACTIONS); absent from shapes stored before Rummy: burako
+    game: str = "burako"
 
     @classmethod
-    def for_env(cls, num_players: int, rules: Rules, hidden: int = 256, slot_embed: int = 16) -> NetworkShape:
+    def for_env(
+        cls, num_players: int, rules: Rules | RummyRules, hidden: int = 256, slot_embed: int = 16
+    ) -> NetworkShape:
+        if game_of(rules) == "rummy":
+            size, layout = rummy_observation.OBSERVATION_SIZE, rummy_observation.layout_id()
+        else:
+            size, layout = observation_size(num_players, rules), layout_id(num_players, rules)
         return cls(
             num_players=num_players,
-            obs_size=observation_size(num_players, rules),
-            layout=layout_id(num_players, rules),
+            obs_size=size,
+            layout=layout,
             hidden=hidden,
             slot_embed=slot_embed,
+            game=game_of(rules),
         )
+
+    @property
+    def num_actions(self) -> int:
+        return GAME_ACTIONS[self.game]
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def _slot_indices(num_players: int, rules: Rules | None) -> tuple[np.ndarray, np.ndarray]:
-    """Flat indices of the meld-shaped features (slots x 60) and of the rest."""
+def _slot_indices(shape: NetworkShape, rules: Rules | RummyRules | None) -> tuple[np.ndarray, np.ndarray]:
+    """Flat indices of the meld-shaped features (slots x 60) and of the rest (Rummy: no slots)."""
+    if shape.game == "rummy":
+        return np.zeros((0, MELD_FEATURE_SIZE), dtype=np.int64), np.arange(shape.obs_size)
+    num_players = shape.num_players
     slot_rows: list[np.ndarray] = []
     for seg in observation_layout(num_players, rules):
         if seg.name in ("melds", "pending_options"):
@@ -93,18 +127,24 @@ def _runs(indices: np.ndarray) -> list[tuple[int, int]]:
 class PolicyNet(nn.Module):
     """Shared-slot-encoder MLP with policy and value heads."""
 
-    def __init__(self, shape: NetworkShape, rules: Rules | None = None) -> None:
+    def __init__(self, shape: NetworkShape, rules: Rules | RummyRules | None = None) -> None:
         super().__init__()
+        if shape.game not in GAME_ACTIONS:
+            raise ValueError(f"network shape names the unknown game {shape.game!r}; games: {sorted(GAME_ACTIONS)}")
         self.shape = shape
-        slots, rest = _slot_indices(shape.num_players, rules)
+        slots, rest = _slot_indices(shape, rules)
         if slots.size + rest.size != shape.obs_size:
             raise ValueError(f"network shape {shape} does not match the observation layout")
         self.register_buffer("slot_index", torch.as_tensor(slots, dtype=torch.long), persistent=False)
         self.register_buffer("rest_index", torch.as_tensor(rest, dtype=torch.long), persistent=False)
+        #: Rummy's inputs are multiplied by 1 / its INPUT_SCALES (part of its layout id); Burako's are used as they are
+        scale = 1.0 / torch.from_numpy(rummy_observation.input_scale()) if shape.game == "rummy" else None
+        self.register_buffer("input_scale", scale, persistent=False)
         n_slots = slots.shape[0]
         self.slot_runs = _runs(slots)
         self.rest_runs = _runs(rest)
-        self.slot_encoder = nn.Sequential(nn.Linear(MELD_FEATURE_SIZE, shape.slot_embed), nn.ReLU())
+        if n_slots:  # Rummy has none
+            self.slot_encoder = nn.Sequential(nn.Linear(MELD_FEATURE_SIZE, shape.slot_embed), nn.ReLU())
         torso_in = n_slots * shape.slot_embed + rest.size
         self.torso = nn.Sequential(
             nn.Linear(torso_in, shape.hidden),
@@ -112,7 +152,7 @@ class PolicyNet(nn.Module):
             nn.Linear(shape.hidden, shape.hidden),
             nn.ReLU(),
         )
-        self.policy_head = nn.Linear(shape.hidden, NUM_ACTIONS)
+        self.policy_head = nn.Linear(shape.hidden, shape.num_actions)
         self.value_head = nn.Linear(shape.hidden, 1)
         # CleanRL-style init: small policy logits (near-uniform start), unit value scale
         nn.init.orthogonal_(self.policy_head.weight, 0.01)
@@ -123,6 +163,8 @@ class PolicyNet(nn.Module):
     def features(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Torso output (batch, hidden) and values (batch,)."""
         batch = obs.shape[0]
+        if self.input_scale is not None:
+            obs = obs * self.input_scale
         # each run of slots encoded from a view; only the (small) encodings are concatenated
         encoded = [
             self.slot_encoder(obs[:, start : start + size].reshape(batch, -1, MELD_FEATURE_SIZE)).flatten(1)

@@ -6,8 +6,9 @@
 
 ``greedy=True`` (default) plays the most probable legal action; ``greedy=False``
 samples from the masked policy (``temperature`` scales the logits). The
-checkpoint is read with ``weights_only=True``; one made for another
-observation/action layout than the table's is refused at ``reset``.
+checkpoint is read with ``weights_only=True``; a Rummy policy is refused when
+the agent is built (play it with ``rummy-policy``, agents/rummy_policy.py), one
+made for another observation/action layout than the table's at ``reset``.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ DEFAULT_CHECKPOINT = Path(__file__).resolve().parent / "checkpoints" / "burako_p
 
 class PolicyAgent:
     name = "policy"
+    #: the game this agent plays; a checkpoint of the other game is refused (agents/checkpoint.py)
+    game = "burako"
 
     def __init__(
         self,
@@ -42,24 +45,33 @@ class PolicyAgent:
         if checkpoint is not None and net is not None:
             raise ValueError("PolicyAgent takes checkpoint= (a file) or net= (a PolicyNet), not both")
         if checkpoint is None and net is None:
-            checkpoint = str(DEFAULT_CHECKPOINT)
+            checkpoint = self.default_checkpoint()
         if temperature <= 0:
             raise ValueError(f"temperature must be > 0, got {temperature}")
         if net is None:
             net, _ = ckpt.build_policy(ckpt.load(str(checkpoint)), source=str(checkpoint))
         self.net = net
         self.source = str(checkpoint) if checkpoint is not None else "network"
+        ckpt.check_game(net.shape, self.game, self.source)
         self.greedy = greedy
         self.temperature = float(temperature)
         self.generator = torch.Generator().manual_seed(int(np.random.SeedSequence(seed).generate_state(1)[0]))
         self.seat = -1
 
+    def default_checkpoint(self) -> str:
+        """The checkpoint played when none is given: the shipped reference bot."""
+        return str(DEFAULT_CHECKPOINT)
+
+    def table_layout(self, rules: Any, num_players: int) -> str:
+        """The observation/action layout of the table the agent sits at."""
+        return layout_id(num_players, load_rules(rules or "burako"))
+
     def reset(self, seat: int, rules: Rules | Any = None, num_players: int = 2) -> None:
-        ckpt.check_layout(self.net.shape, layout_id(num_players, load_rules(rules or "burako")), self.source)
+        ckpt.check_layout(self.net.shape, self.table_layout(rules, num_players), self.source)
         self.seat = seat
 
     @torch.no_grad()
-    def act(self, observation: Any, view: SeatView) -> int:
+    def act(self, observation: Any, view: SeatView | None = None) -> int:
         mask_np = np.asarray(observation["action_mask"], dtype=bool)
         legal = np.flatnonzero(mask_np)
         if legal.size == 1:

@@ -37,6 +37,7 @@ AGENTS: dict[str, str] = {
     "rummy-heuristic": "agents.rummy_heuristic:RummyHeuristic",
     "rummy-greedy": "agents.rummy_heuristic:RummyGreedy",
     "rummy-ismcts": "agents.rummy_search:RummyISMCTS",
+    "rummy-policy": "agents.rummy_policy:RummyPolicyAgent",
 }
 
 

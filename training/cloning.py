@@ -9,6 +9,10 @@ teacher's moves plus ``vf_coef`` x the value loss, so self-play starts from
 sensible play instead of random moves. ``bc/loss`` and ``bc/agreement`` (the
 share of decisions where the teacher's move gets more than half the
 probability) are logged at steps <= 0, before PPO's first step.
+
+Rummy (``game: rummy``) clones the same way: its teacher (``rummy-heuristic``,
+``rummy-greedy``) plays hands of ``agents.rummy_runner``, and every seat's
+value target is its own result (:func:`training.rummy_rollout.rummy_hand_reward`).
 """
 
 from __future__ import annotations
@@ -23,10 +27,13 @@ from torch import nn
 from tqdm import tqdm
 
 from agents.registry import make_agent
+from agents.rummy_runner import play_rummy_hand
 from agents.runner import play_game
 from burako_env.rules import load_rules
+from burako_env.rummy.rules import load_rummy_rules
 from training.engine_rollout import hand_reward
 from training.network import evaluate_actions
+from training.rummy_rollout import rummy_hand_reward
 
 if TYPE_CHECKING:
     from training.ppo import Trainer
@@ -45,7 +52,7 @@ class _Recorder:
         self.seat = seat
         self.agent.reset(seat, rules, num_players)
 
-    def act(self, observation: Any, view: Any) -> int:
+    def act(self, observation: Any, view: Any = None) -> int:
         action = int(self.agent.act(observation, view))
         mask = np.asarray(observation["action_mask"], dtype=bool)
         if np.count_nonzero(mask) > 1:
@@ -53,22 +60,30 @@ class _Recorder:
         return action
 
 
-def _teacher_games(args: tuple[str, str, int, int, list[int], float, float, float]) -> dict[str, np.ndarray]:
+def _teacher_games(args: tuple[str, str, str, int, int, list[int], float, float, float]) -> dict[str, np.ndarray]:
     """Play teacher-vs-teacher games (a worker task); returns stacked arrays."""
-    teacher, rules_name, num_players, seed, deals, win_w, score_w, scale = args
-    rules = load_rules(rules_name)
+    game, teacher, rules_name, num_players, seed, deals, win_w, score_w, scale = args
+    rules = load_rummy_rules(rules_name) if game == "rummy" else load_rules(rules_name)
     obs, masks, actions, targets = [], [], [], []
     for deal in deals:
         log: list[tuple[np.ndarray, np.ndarray, int, int]] = []
         players = [
             _Recorder(make_agent(teacher, seed=seed * 1_000_003 + deal * 7 + s), log) for s in range(num_players)
         ]
-        result = play_game(players, rules, num_players, deal_seed=seed * 1_000_003 + deal, record=False)
+        deal_seed = seed * 1_000_003 + deal
+        if game == "rummy":
+            scores = play_rummy_hand(players, rules, num_players, deal_seed=deal_seed, record=False).hand_scores
+            seat_target = [rummy_hand_reward(scores, s, win_w, score_w, scale) for s in range(num_players)]
+        else:
+            result = play_game(players, rules, num_players, deal_seed=deal_seed, record=False)
+            seat_target = [
+                hand_reward(result.state, result.side_of[s], win_w, score_w, scale) for s in range(num_players)
+            ]
         for o, m, a, seat in log:
             obs.append(o)
             masks.append(m)
             actions.append(a)
-            targets.append(hand_reward(result.state, result.side_of[seat], win_w, score_w, scale))
+            targets.append(seat_target[seat])
     return {
         "obs": np.stack(obs) if obs else np.zeros((0, 0), np.float16),
         "masks": np.stack(masks) if masks else np.zeros((0, 0), np.uint8),
@@ -85,10 +100,8 @@ def behaviour_clone(trainer: Trainer) -> dict[str, float]:
     workers = max(1, cfg.workers)
     deals = list(range(cfg.bc_games))
     chunks = [deals[i :: workers * 4] for i in range(workers * 4) if deals[i :: workers * 4]]
-    tasks = [
-        (cfg.bc_teacher, cfg.rules, trainer.n, cfg.seed, c, cfg.win_weight, cfg.score_weight, cfg.reward_scale)
-        for c in chunks
-    ]
+    weights = (cfg.win_weight, cfg.score_weight, cfg.reward_scale)
+    tasks = [(trainer.game, cfg.bc_teacher, str(cfg.rules), trainer.n, cfg.seed, c, *weights) for c in chunks]
     parts: list[dict[str, np.ndarray]] = []
     with tqdm(total=len(tasks), desc=f"cloning {cfg.bc_teacher}: games", disable=not trainer.progress) as bar:
         if workers == 1:

@@ -1,8 +1,9 @@
 """Masked PPO self-play against a league (``burako-train``).
 
     burako-train --config configs/ppo_selfplay.yaml
-    burako-train --config configs/ppo_smoke.yaml --set total_steps=20000 --set seed=3
+    burako-train --config configs/ppo_smoke.yaml --set total_steps=20000 --seed 3
     burako-train --resume runs/burako__ppo_selfplay__1__20261129-140000
+    burako-train --config configs/ppo_rummy.yaml --seed 3            # Rummy (game: rummy)
 
 The algorithm in one page (CleanRL's PPO, adapted to a turn-based game):
 
@@ -31,9 +32,17 @@ The algorithm in one page (CleanRL's PPO, adapted to a turn-based game):
    two copies of the teacher, :mod:`training.cloning`), so self-play starts
    from sensible play.
 
+Two games (``game``): Burako (above: sides, 2 players or 4 in
+partnerships) and Rummy (``game: rummy`` or a Rummy rules preset: 2 to 4
+players, each for himself; every learner seat is credited with its own
+result, the lower hand total winning, R10: :mod:`training.rummy_rollout`).
+Everything else (league, PPO update, schedules, logging, evaluation,
+checkpoints, resume) is the same code for both.
+
 This file reads in that order: the config, the rollout (the games are
 played by :class:`~training.rollout.VectorRollout` on the compiled core, or
-:class:`~training.engine_rollout.EngineRollout` on the readable engine),
+:class:`~training.engine_rollout.EngineRollout` on the readable engine, or
+for Rummy :class:`~training.rummy_rollout.RummyRollout` on its pure engine),
 the advantage (:func:`gae`), the update (:meth:`Trainer._ppo_update`), the
 evaluation and the logging of the main loop (:meth:`Trainer.train`).
 Resuming (run folders, the training checkpoint) is :mod:`training.resume`.
@@ -72,18 +81,22 @@ from agents import checkpoint as ckpt
 from agents.network import NetworkShape, PolicyNet, parameter_count
 from agents.options import split_assignment, yaml_value
 from agents.registry import agent_names, is_agent
-from burako_env.observation import Observer, layout_id
+from burako_env.observation import Observer
+from burako_env.records import GAMES
 from burako_env.rules import Rules, RulesError, load_rules
+from burako_env.rummy.rules import RummyRules, load_rummy_rules
 from burako_env.safe_yaml import load_yaml, read_text_file, short_repr
 from training.cloning import behaviour_clone
 from training.config_fields import check_dataclass_fields
 from training.engine_rollout import EngineRollout, hand_reward
 from training.evaluate import AgentSpec, evaluate
+from training.games import check_agent_game, game_and_rules
 from training.league import League
 from training.locks import folder_lock
 from training.network import LegalIndex, evaluate_actions, evaluate_actions_dense
 from training.resume import latest_checkpoint, new_run_dir, restore, save_checkpoint
 from training.rollout import VectorRollout, episode_batch, episode_length
+from training.rummy_rollout import RummyRollout
 from training.schedule import schedule_problems, scheduled_values
 
 #: names tests and scripts import from here, whose homes are the modules above
@@ -102,10 +115,12 @@ class PPOConfig:
     """Experiment name, part of the run folder's name."""
     seed: int = 1
     """Seeds the deals, the league's choices, the network's initialisation and sampling."""
-    rules: str = "burako"
-    """Rules preset name or YAML path (burako_env.rules)."""
+    game: str | None = None
+    """burako or rummy (None: rummy when ``rules`` is a Rummy preset, else burako; as burako-eval's --game)."""
+    rules: str | None = None
+    """Rules preset name or YAML path of the game (burako_env.rules, burako_env.rummy.rules); None: the game's own."""
     num_players: int = 2
-    """2, or 4 in partnerships (partners share the policy)."""
+    """Burako: 2, or 4 in partnerships (partners share the policy). Rummy: 2 to 4, each for himself."""
     total_steps: int = 1_000_000
     """Learner decisions (stored, non-forced) to train on."""
     max_minutes: float | None = None
@@ -143,7 +158,7 @@ class PPOConfig:
     score_weight: float = 1.0
     """Reward: weight of the side's score minus the other side's, / reward_scale."""
     reward_scale: float = 1000.0
-    """Divides the score difference (a typical hand is a few hundred points)."""
+    """Divides the score difference (a Burako hand is a few hundred points; configs/ppo_rummy.yaml: 100)."""
     hidden: int = 256
     """Torso width of the network."""
     slot_embed: int = 16
@@ -188,9 +203,10 @@ class PPOConfig:
     """Folder holding the run folders."""
     log_every: int = 1
     """Write training scalars every this many updates."""
-    rollout: str = "vector"
+    rollout: str | None = None
     """Where games are played: vector (the batched compiled core, training/rollout.py) or engine (the readable
-    engine, one game at a time: the path before issue 15, kept for comparison in bench/bench_training.py)."""
+    engine, one game at a time: the path before issue 15, kept for comparison in bench/bench_training.py).
+    Rummy has only engine (its pure engine, training/rummy_rollout.py). None: vector for Burako, engine for Rummy."""
     policy_head: str = "legal"
     """Logits of the legal actions only (legal) or of all 3,519 then masked (full: the earlier path); same network."""
     device: str = "auto"
@@ -205,6 +221,14 @@ class PPOConfig:
         problems = check_dataclass_fields(self)
         if problems:
             raise ValueError("bad training config: " + "; ".join(problems))
+        if self.game is not None and self.game not in GAMES:
+            raise ValueError(f"bad training config: game must be one of {list(GAMES)}, got {short_repr(self.game)}")
+        try:  # the game and its rules, as burako-eval reads --game and --rules
+            self.game, self.rules = game_and_rules(self.game, self.rules, "rules", "game")
+        except ValueError as exc:
+            raise ValueError(f"bad training config: {exc}") from None
+        if self.rollout is None:
+            self.rollout = "engine" if self.game == "rummy" else "vector"
         if not _RUN_NAME.fullmatch(self.exp_name):
             problems.append(
                 f"exp_name must be 1-100 letters, digits, '.', '_' or '-' (it names the run folder), "
@@ -237,10 +261,17 @@ class PPOConfig:
             unknown = [a for a in getattr(self, name) if not is_agent(a)]
             if unknown:
                 problems.append(f"{name}: unknown agent(s) {short_repr(unknown)}; known: {sorted(known)}")
+            problems.extend(f"{name}: {p}" for p in _game_problems(getattr(self, name), self.game))
         if self.bc_teacher is not None and not is_agent(self.bc_teacher):
             problems.append(f"bc_teacher: unknown agent {short_repr(self.bc_teacher)}; known: {sorted(known)}")
-        if self.num_players not in (2, 4):
+        if self.bc_teacher is not None:
+            problems.extend(f"bc_teacher: {p}" for p in _game_problems([self.bc_teacher], self.game))
+        if self.game == "burako" and self.num_players not in (2, 4):
             problems.append(f"num_players must be 2 or 4 (two sides), got {self.num_players}")
+        if self.game == "rummy" and not 2 <= self.num_players <= 4:
+            problems.append(f"num_players must be 2 to 4 for rummy, got {self.num_players}")
+        if self.game == "rummy" and self.rollout == "vector":
+            problems.append("rollout: rummy has no batched compiled core; use rollout: engine (its pure engine)")
         positive = ("total_steps", "num_envs", "batch_size", "minibatch_size", "update_epochs", "checkpoint_every")
         for name in (*positive, "log_every"):
             if getattr(self, name) <= 0:
@@ -272,6 +303,17 @@ class PPOConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+def _game_problems(names: list[str], game: str) -> list[str]:
+    """The built-in agents among ``names`` that play the other game only (games.agent_games)."""
+    problems = []
+    for name in names:
+        try:
+            check_agent_game(name, game)
+        except ValueError as exc:
+            problems.append(str(exc))
+    return problems
 
 
 def config_fields() -> dict[str, dataclasses.Field[Any]]:
@@ -333,12 +375,14 @@ class Trainer:
         self.progress = progress
         torch.set_num_threads(config.torch_threads)
         self.device = resolve_device(config.device)
-        self.rules: Rules = load_rules(config.rules)
+        self.game = str(config.game)
+        self.rules: Rules | RummyRules = (load_rummy_rules if self.game == "rummy" else load_rules)(config.rules)
         self.rules.check_players(config.num_players)
         self.n = config.num_players
-        self.observer = Observer(self.n, self.rules)
-        self.layout = layout_id(self.n, self.rules)
+        #: Burako's observation encoder (the Rummy rollout encodes with burako_env.rummy.observation)
+        self.observer = Observer(self.n, self.rules) if isinstance(self.rules, Rules) else None
         shape = NetworkShape.for_env(self.n, self.rules, hidden=config.hidden, slot_embed=config.slot_embed)
+        self.layout = shape.layout
         torch.manual_seed(config.seed)
         self.net = PolicyNet(shape, self.rules).to(self.device)
         #: the config with this update's scheduled values (training/schedule.py)
@@ -376,8 +420,10 @@ class Trainer:
         self._apply_schedules()
         #: where the games are played: the batched compiled core (``vector``, the default) or the readable engine
         self.vector: VectorRollout | None = None
-        self.rollout: VectorRollout | EngineRollout
-        if config.rollout == "vector":
+        self.rollout: VectorRollout | EngineRollout | RummyRollout
+        if self.game == "rummy":
+            self.rollout = RummyRollout(self)
+        elif config.rollout == "vector":
             self.rollout = self.vector = VectorRollout(self, num_threads=config.env_threads)
         else:
             self.rollout = EngineRollout(self)
@@ -404,8 +450,9 @@ class Trainer:
 
     def collect_and_update(self) -> tuple[dict[str, float], float, float]:
         """One rollout and one PPO update: (the update's stats, rollout seconds, update seconds)."""
-        if self.vector is not None:
-            self.vector.timing = dict.fromkeys(self.vector.timing, 0.0)
+        timing = getattr(self.rollout, "timing", None)  # seconds per part of the rollout (vector, rummy)
+        if timing is not None:
+            self.rollout.timing = dict.fromkeys(timing, 0.0)
         t0 = time.perf_counter()
         episodes = self.collect()
         t1 = time.perf_counter()
@@ -487,7 +534,10 @@ class Trainer:
 
     # ------------------------------------------------------------------ evaluation
     def evaluate_now(self) -> dict[str, Any]:
-        """Duplicate games against each evaluation baseline (greedy policy)."""
+        """Duplicate games against each evaluation baseline (greedy policy).
+
+        Rummy's are 2-player games (training.rummy_evaluate) whatever ``num_players``
+        the run trains with: its layout is the same for 2 to 4 players."""
         cfg = self.cfg
         net = self.net
         if self.device.type != "cpu":  # PolicyAgent plays one move at a time, on the CPU
@@ -497,20 +547,34 @@ class Trainer:
 
         def factory(seed: int) -> Any:
             from agents.policy import PolicyAgent
+            from agents.rummy_policy import RummyPolicyAgent
 
-            return PolicyAgent(seed=seed, net=net)
+            return (RummyPolicyAgent if self.game == "rummy" else PolicyAgent)(seed=seed, net=net)
 
         row: dict[str, Any] = {"update": self.update, "step": self.global_step, "minutes": self.elapsed() / 60}
         for name in cfg.eval_opponents:
-            result = evaluate(
-                AgentSpec("policy", (), factory),
-                AgentSpec.of(name),
-                games=cfg.eval_games,
-                seed=cfg.eval_seed,
-                rules=self.rules,
-                num_players=self.n,
-                workers=1,
-            ).summary
+            result: Any
+            if isinstance(self.rules, RummyRules):
+                from training.rummy_evaluate import evaluate_rummy
+
+                result = evaluate_rummy(
+                    AgentSpec("policy", (), factory),
+                    AgentSpec.of(name),
+                    deals=cfg.eval_games // 2,
+                    seed=cfg.eval_seed,
+                    rules=self.rules,
+                    workers=1,
+                )
+            else:
+                result = evaluate(
+                    AgentSpec("policy", (), factory),
+                    AgentSpec.of(name),
+                    games=cfg.eval_games,
+                    seed=cfg.eval_seed,
+                    rules=self.rules,
+                    num_players=self.n,
+                    workers=1,
+                ).summary
             low, high = result.win_rate_ci
             row[name] = {
                 "win_rate": result.win_rate,
@@ -597,8 +661,8 @@ class Trainer:
                 w.add_scalar("charts/SPS", steps / seconds, self.global_step)
                 w.add_scalar("charts/rollout_SPS", steps / max(rollout_seconds, 1e-9), self.global_step)
                 w.add_scalar("charts/update_seconds", update_seconds, self.global_step)
-                if self.vector is not None:
-                    for part, part_seconds in self.vector.timing.items():
+                if getattr(self.rollout, "timing", None) is not None:
+                    for part, part_seconds in self.rollout.timing.items():
                         share = part_seconds / max(rollout_seconds, 1e-9)
                         w.add_scalar(f"rollout/{part}_share", share, self.global_step)
                 if self.live_cfg.baseline_fraction is not None:
@@ -649,15 +713,16 @@ def _format_eval(row: dict[str, Any]) -> str:
 
 def format_eval_table(row: dict[str, Any]) -> str:
     """The final evaluation as a table: one line per baseline."""
+    width = max([10] + [len(name) for name, v in row.items() if isinstance(v, dict)])
     lines = [
         f"policy after {row['step']:,} learner decisions ({row['minutes']:.1f} min), duplicate deals, 95% intervals:",
-        f"{'opponent':<10} {'games':>6}  {'win rate':<22} {'mean score diff':<26}",
+        f"{'opponent':<{width}} {'games':>6}  {'win rate':<22} {'mean score diff':<26}",
     ]
     for name, v in row.items():
         if isinstance(v, dict):
             win = f"{v['win_rate']:.3f} [{v['low']:.3f}, {v['high']:.3f}]"
             score = f"{v['score']:+.1f} [{v.get('score_low', math.nan):+.1f}, {v.get('score_high', math.nan):+.1f}]"
-            lines.append(f"{name:<10} {v.get('games', 0):>6}  {win:<22} {score:<26}")
+            lines.append(f"{name:<{width}} {v.get('games', 0):>6}  {win:<22} {score:<26}")
     return "\n".join(lines)
 
 
@@ -668,6 +733,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--config", help="YAML training config (configs/ppo_selfplay.yaml, configs/ppo_smoke.yaml)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config field")
+    parser.add_argument("--seed", type=int, metavar="N", help="the run's seed (the same as --set seed=N)")
     parser.add_argument("--resume", metavar="RUN_DIR_OR_CHECKPOINT", help="continue a run from its latest checkpoint")
     parser.add_argument("--export", metavar="PATH", help="also copy the final policy here (float16)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -677,6 +743,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.seed is not None:
+        args.set.append(f"seed={args.seed}")
     try:
         if args.resume and not args.config:
             # the run's own config, stored in its checkpoint

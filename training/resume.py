@@ -82,6 +82,8 @@ def restore(trainer: Trainer, path: Path) -> Path:
     if data["format"] != ckpt.TRAINING_FORMAT or "trainer" not in data:
         raise ckpt.CheckpointError(f"{path} is an exported policy, not a training checkpoint; it cannot resume")
     shape = NetworkShape(**data["policy"]["shape"])
+    if shape.game != trainer.game:
+        raise ckpt.CheckpointError(f"{path} is a {shape.game} run; this config trains {trainer.game} (game: ...)")
     ckpt.check_layout(shape, trainer.layout, str(path))
     if shape != trainer.net.shape:
         raise ckpt.CheckpointError(f"{path}: network {shape} differs from the config's {trainer.net.shape}")

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from burako_env.rummy.actions import NUM_ACTIONS
 from burako_env.rummy.engine import NO_TILE, RummyState
 from burako_env.tiles import NUM_KINDS
 
@@ -55,6 +56,9 @@ for _name, _size in SEGMENTS:
     OFFSETS[_name] = slice(_start, _start + _size)
     _start += _size
 SCORE_SCALE = 100.0
+#: what a learner divides a segment by to bring it near [0, 1] (agents/network.py; the observation itself
+#: keeps counts, which agents read); part of :func:`layout_id`. Segments not named are 0/1 or tile counts <= 2.
+INPUT_SCALES: dict[str, float] = {"hand_sizes": 14.0, "stock_size": 77.0, "hand_number": 4.0, "blocked_turns": 4.0}
 
 
 _HAND = OFFSETS["hand"]
@@ -90,6 +94,25 @@ def encode(state: RummyState, observer: int) -> np.ndarray:
         obs[_TO_ACT + (state.current - observer) % n] = 1.0
     obs[_TAIL : _TAIL + 4] = (len(state.stock), state.hand_number, state.blocked_turns, state.turn_started_empty)
     return obs
+
+
+def layout_id() -> str:
+    """A string naming the Rummy observation and action layout: the game, every
+    segment's name and size, and the action count. Trained policies store it
+    (agents/checkpoint.py); a policy made for another layout cannot play. The
+    same for 2 to 4 players (absent seats are zeros)."""
+    segments = ",".join(
+        f"{name}[{size}]" + (f"/{INPUT_SCALES[name]:g}" if name in INPUT_SCALES else "") for name, size in SEGMENTS
+    )
+    return f"rummy;obs[{segments}];actions[{NUM_ACTIONS}]"
+
+
+def input_scale() -> np.ndarray:
+    """Per-element divisors of an observation (:data:`INPUT_SCALES`, 1 elsewhere)."""
+    scale = np.ones(OBSERVATION_SIZE, dtype=np.float32)
+    for name, value in INPUT_SCALES.items():
+        scale[OFFSETS[name]] = value
+    return scale
 
 
 def split_observation(obs: np.ndarray) -> dict[str, np.ndarray]:
