@@ -21,14 +21,13 @@ import numpy as np
 import torch
 
 from agents.network import PolicyNet
-from agents.registry import make_agent
 from agents.runner import LazyObservation
 from burako_env.engine import GameState
 from burako_env.outcomes import blended_reward
 from burako_env.views import LazySeatView
 from training.league import SELF, SNAPSHOT_PREFIX
 from training.network import sample_actions, sample_actions_dense
-from training.rollout import play_until
+from training.rollout import play_until, ready_opponent
 
 if TYPE_CHECKING:
     from training.ppo import Trainer
@@ -111,15 +110,8 @@ class EngineRollout:
         ]
         table.episodes = {s: SeatEpisode() for s in range(t.n) if table.controllers[s] == LEARNER}
         table.view_rngs = [np.random.default_rng(t.rng.integers(2**63)) for _ in range(t.n)]
-        if table.opponent.startswith(SNAPSHOT_PREFIX):
-            t._snapshot_net(table.opponent)  # built now: the league may evict it before the hand ends
-        elif table.opponent != SELF:
-            for s in range(t.n):
-                if table.controllers[s] == table.opponent:
-                    key = (s, table.opponent)
-                    if key not in table.agents:
-                        table.agents[key] = make_agent(table.opponent, seed=int(t.rng.integers(2**31)))
-                    table.agents[key].reset(s, t.rules, t.n)
+        seats = [s for s in range(t.n) if table.controllers[s] == table.opponent]
+        ready_opponent(t, table.opponent, seats, table.agents)
 
     def _apply(self, table: Table, action: int, finished: list[Episode]) -> None:
         t = self.trainer

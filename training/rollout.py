@@ -38,7 +38,7 @@ next rollout; the rows of learned episodes go back to the free list.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -162,7 +162,26 @@ class StoredEpisode:
         return self.store.values[self.rows]
 
 
-class VectorRollout:
+class StoredCollect:
+    """``collect`` for rollouts that keep their decisions in a :class:`DecisionStore` (``self.store``):
+    the rows of the last update's episodes are freed first."""
+
+    store: DecisionStore
+    _learned: list[np.ndarray]
+
+    def step(self, finished: list[StoredEpisode]) -> int:
+        raise NotImplementedError
+
+    def collect(self, batch_size: int) -> list[StoredEpisode]:
+        """Play until at least ``batch_size`` learner decisions lie in finished episodes."""
+        for rows in self._learned:
+            self.store.release(rows)
+        finished: list[StoredEpisode] = play_until(self.step, batch_size)
+        self._learned = [ep.rows for ep in finished]
+        return finished
+
+
+class VectorRollout(StoredCollect):
     """The trainer's games on the batched compiled core (module docstring)."""
 
     def __init__(self, trainer: Trainer, num_threads: int | None = None) -> None:
@@ -211,15 +230,8 @@ class VectorRollout:
             self.live[i][s] = []
         self.view_rngs[i] = [np.random.default_rng(t.rng.integers(2**63)) for _ in range(self.n)]
         self.mirrors.pop(i, None)
-        if opponent.startswith(SNAPSHOT_PREFIX):
-            t._snapshot_net(opponent)  # built now: the league may evict it before the hand ends
-        elif opponent != SELF:
-            for s in range(self.n):
-                if not self.learner_seat[i, s]:
-                    key = (i, s, opponent)
-                    if key not in self.agents:
-                        self.agents[key] = make_agent(opponent, seed=int(t.rng.integers(2**31)))
-                    self.agents[key].reset(s, t.rules, self.n)
+        seats = [s for s in range(self.n) if not self.learner_seat[i, s]]
+        ready_opponent(t, opponent, seats, self.agents, (i,))
 
     def _finish_hand(self, i: int, finished: list[StoredEpisode]) -> None:
         t = self.trainer
@@ -337,13 +349,21 @@ class VectorRollout:
         timing["env"] += t5 - t4
         return int(learner_rows.size)
 
-    def collect(self, batch_size: int) -> list[StoredEpisode]:
-        """Play until at least ``batch_size`` learner decisions lie in finished episodes."""
-        for rows in self._learned:
-            self.store.release(rows)
-        finished: list[StoredEpisode] = play_until(self.step, batch_size)
-        self._learned = [ep.rows for ep in finished]
-        return finished
+
+def ready_opponent(
+    trainer: Trainer, opponent: str, seats: Iterable[int], agents: dict[tuple[Any, ...], Any], prefix: tuple = ()
+) -> None:
+    """Ready a new hand's league opponent for the seats it plays: a snapshot's network is built now
+    (the league may evict it before the hand ends); a baseline gets one agent per seat, made once
+    (key ``(*prefix, seat, name)`` in ``agents``) and reset every hand."""
+    if opponent.startswith(SNAPSHOT_PREFIX):
+        trainer._snapshot_net(opponent)
+    elif opponent != SELF:
+        for s in seats:
+            key = (*prefix, s, opponent)
+            if key not in agents:
+                agents[key] = make_agent(opponent, seed=int(trainer.rng.integers(2**31)))
+            agents[key].reset(s, trainer.rules, trainer.n)
 
 
 def episode_length(episode: Any) -> int:

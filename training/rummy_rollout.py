@@ -41,14 +41,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from agents.registry import make_agent
 from burako_env.outcomes import blended_reward, zero_sum_from_totals
 from burako_env.rummy.actions import NUM_ACTIONS
 from burako_env.rummy.engine import RummyState
 from burako_env.rummy.observation import OBSERVATION_SIZE, encode
 from training.league import SELF, SNAPSHOT_PREFIX
 from training.network import sample_actions, sample_actions_dense
-from training.rollout import DecisionStore, StoredEpisode, play_until
+from training.rollout import DecisionStore, StoredCollect, StoredEpisode, ready_opponent
 
 if TYPE_CHECKING:
     from training.ppo import Trainer
@@ -83,7 +82,7 @@ class RummyTable:
         self.agents: dict[tuple[int, str], Any] = {}
 
 
-class RummyRollout:
+class RummyRollout(StoredCollect):
     """The trainer's Rummy games (module docstring)."""
 
     def __init__(self, trainer: Trainer) -> None:
@@ -115,15 +114,8 @@ class RummyRollout:
             LEARNER if (table.opponent == SELF or s == table.learner_seat) else table.opponent for s in range(t.n)
         ]
         table.rows = {s: [] for s in range(t.n) if table.controllers[s] == LEARNER}
-        if table.opponent.startswith(SNAPSHOT_PREFIX):
-            t._snapshot_net(table.opponent)  # built now: the league may evict it before the hand ends
-        elif table.opponent != SELF:
-            for s in range(t.n):
-                if table.controllers[s] == table.opponent:
-                    key = (s, table.opponent)
-                    if key not in table.agents:
-                        table.agents[key] = make_agent(table.opponent, seed=int(t.rng.integers(2**31)))
-                    table.agents[key].reset(s, t.rules, t.n)
+        seats = [s for s in range(t.n) if table.controllers[s] == table.opponent]
+        ready_opponent(t, table.opponent, seats, table.agents)
 
     def _apply(self, table: RummyTable, action: int, finished: list[StoredEpisode]) -> None:
         t = self.trainer
@@ -239,11 +231,3 @@ class RummyRollout:
             self.timing[part] += seconds
         self.timing["env"] += clock() - start - sum(spent.values())
         return k
-
-    def collect(self, batch_size: int) -> list[StoredEpisode]:
-        """Play until at least ``batch_size`` learner decisions lie in finished episodes."""
-        for rows in self._learned:
-            self.store.release(rows)
-        finished: list[StoredEpisode] = play_until(self.step, batch_size)
-        self._learned = [ep.rows for ep in finished]
-        return finished
