@@ -224,6 +224,11 @@ class MatchFigures:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(MatchFigures)}
 
 
+def deal_chunks(n_deals: int, chunk_size: int) -> list[tuple[int, ...]]:
+    """Deals ``0..n_deals-1`` in worker tasks of ``chunk_size`` deals."""
+    return [tuple(range(i, min(i + chunk_size, n_deals))) for i in range(0, n_deals, chunk_size)]
+
+
 def match_figures(games: Iterable[tuple[int, float, float]]) -> MatchFigures:
     """The figures of ``(deal, points, score difference)`` games, one side's view."""
     by_deal: dict[int, list[tuple[float, float]]] = defaultdict(list)

@@ -80,6 +80,7 @@ from training.duplicate import (
     MatchFigures,
     a_seats_of,
     agent_seed,
+    deal_chunks,
     deal_seed,
     match_figures,
     scored_row,
@@ -236,10 +237,6 @@ class Evaluation:
     outcomes: list[GameRow]
 
 
-def _chunks(n_deals: int, chunk_size: int) -> list[tuple[int, ...]]:
-    return [tuple(range(i, min(i + chunk_size, n_deals))) for i in range(0, n_deals, chunk_size)]
-
-
 def _worker_died(death: WorkerDeath) -> list[GameRow]:
     """An evaluation has no forfeits: a dead worker stops it with a clear error."""
     task: _Task = death.task
@@ -300,7 +297,8 @@ def evaluate(
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
         raise ValueError(f"chunk_size (deals per worker task) must be an integer >= 1, got {chunk_size!r}")
     want_records = record_path is not None or keep_records
-    tasks = [_Task(a, b, rules_obj, num_players, seed, deals, want_records) for deals in _chunks(n_deals, chunk_size)]
+    chunks = deal_chunks(n_deals, chunk_size)
+    tasks = [_Task(a, b, rules_obj, num_players, seed, deals, want_records) for deals in chunks]
     outcomes: list[GameOutcome] = []
     writer = None
     lock = None

@@ -29,29 +29,21 @@ from agents.registry import agent_names
 from agents.rummy_runner import play_rummy_hand
 from burako_env.records import RecordWriter
 from burako_env.rummy.rules import RummyRules, load_rummy_rules
-from burako_env.stats import mean_ci, rate_ci
-from training.duplicate import AgentSpec, agent_seed, deal_seed, scored_row
+from training.duplicate import AgentSpec, MatchFigures, agent_seed, deal_chunks, deal_seed, match_figures, scored_row
 from training.games import LOWER_TOTAL_WINS
 
 
 @dataclass
-class RummySummary:
+class RummySummary(MatchFigures):
+    """The evaluation's figures (:class:`~training.duplicate.MatchFigures`, intervals over deal pairs;
+    ``mean_diff`` is B's hand total minus A's: positive when A does better) and what else the report shows."""
+
     a: str
     b: str
     rules: str
     seed: int
-    deals: int
-    games: int
-    wins: int
-    draws: int
-    losses: int
     closed: int
     blocked: int
-    win_rate: float
-    win_rate_ci: tuple[float, float]
-    #: B's hand total minus A's (positive: A does better)
-    mean_diff: float
-    mean_diff_ci: tuple[float, float]
     win_rate_by_seat: tuple[float, float]
     mean_turns: float
     seconds: float = 0.0
@@ -120,7 +112,7 @@ def evaluate_rummy(
         raise ValueError(f"chunk_size (deals per worker task) must be an integer >= 1, got {chunk_size!r}")
     rules = load_rummy_rules(rules)
     start = time.perf_counter()
-    chunks = [tuple(range(i, min(i + chunk_size, deals))) for i in range(0, deals, chunk_size)]
+    chunks = deal_chunks(deals, chunk_size)
     games: list[dict] = []
     writer = RecordWriter(record_path) if record_path else None
     try:
@@ -145,27 +137,16 @@ def evaluate_rummy(
             writer.close()
     if progress:
         print(file=sys.stderr)
-    pair_points = [(g0["points"] + g1["points"]) / 2 for g0, g1 in zip(games[::2], games[1::2], strict=True)]
-    pair_diffs = [(g0["diff"] + g1["diff"]) / 2 for g0, g1 in zip(games[::2], games[1::2], strict=True)]
-    win_rate, win_ci = rate_ci(pair_points)
-    mean_diff, diff_ci = mean_ci(pair_diffs)
+    figures = match_figures((g["deal"], g["points"], g["diff"]) for g in games)
     by_seat = tuple(float(np.mean([g["points"] for g in games if g["a_seat"] == s])) for s in (0, 1))
     return RummySummary(
+        **figures.figures(),
         a=a.label,
         b=b.label,
         rules=rules.name,
         seed=seed,
-        deals=deals,
-        games=len(games),
-        wins=sum(g["points"] == 1.0 for g in games),
-        draws=sum(g["points"] == 0.5 for g in games),
-        losses=sum(g["points"] == 0.0 for g in games),
         closed=sum(g["closed"] for g in games),
         blocked=sum(not g["closed"] for g in games),
-        win_rate=win_rate,
-        win_rate_ci=win_ci,
-        mean_diff=mean_diff,
-        mean_diff_ci=diff_ci,
         win_rate_by_seat=by_seat,  # type: ignore[arg-type]
         mean_turns=float(np.mean([g["turns"] for g in games])),
         seconds=time.perf_counter() - start,
