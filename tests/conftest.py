@@ -23,7 +23,13 @@ actions with the E1 check, expected score breakdowns) work on both.
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -250,6 +256,31 @@ def score_dicts(side_scores: Sequence[SideScore]) -> list[dict[str, int]]:
 
 
 # ----------------------------------------------------------------------------- training credit
+
+
+def kill_after_first_checkpoint(args: Sequence[str], run_root: Path, timeout: float = 240.0) -> Path:
+    """Start ``python -m training.ppo ARGS`` (its runs under ``run_root``), SIGKILL it once its
+    ``checkpoints/latest.pt`` holds an update, and return that checkpoint's path."""
+    from agents import checkpoint as ckpt
+
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    proc = subprocess.Popen([sys.executable, "-m", "training.ppo", *args], cwd=root, env=env, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + timeout
+        latest = None
+        while time.monotonic() < deadline and proc.poll() is None:
+            found = list(run_root.glob("*/checkpoints/latest.pt"))
+            if found and ckpt.load(found[0])["trainer"]["update"] >= 1:
+                latest = found[0]
+                break
+            time.sleep(0.5)
+        assert latest is not None, "no checkpoint within the deadline"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    return latest
 
 
 def episodes_by_hand(episodes: Iterable[Any]) -> dict[int, list[Any]]:

@@ -5,16 +5,12 @@ total wins), resume, and checkpoints of the other game refused."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from conftest import kill_after_first_checkpoint
 
 from agents import checkpoint as ckpt
 from agents.network import NetworkShape, PolicyNet
@@ -241,22 +237,7 @@ def test_a_killed_rummy_run_resumes_from_its_last_checkpoint(tmp_path: Path) -> 
     (About 17 s here: a subprocess's torch start-up, then updates of 150 decisions.)"""
     args = ["--config", str(SMOKE), "--set", f"run_root={tmp_path}", "--set", "bc_teacher=null"]
     args += ["--set", "total_steps=100000", "--set", "batch_size=150", "--set", "eval_every=0", "--no-progress"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "training.ppo", *args], cwd=ROOT, env=env, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 240
-        latest = None
-        while time.monotonic() < deadline and proc.poll() is None:
-            found = list(tmp_path.glob("*/checkpoints/latest.pt"))
-            if found and ckpt.load(found[0])["trainer"]["update"] >= 1:
-                latest = found[0]
-                break
-            time.sleep(0.5)
-        assert latest is not None, "no checkpoint within the deadline"
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-    assert proc.returncode == -signal.SIGKILL
+    latest = kill_after_first_checkpoint(args, tmp_path)
     data = ckpt.load(latest)
     saved = data["trainer"]
     run_dir = latest.parent.parent

@@ -3,17 +3,12 @@ legal-action policy head, schedules, devices and resuming after a kill."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
-from conftest import episodes_by_hand
+from conftest import episodes_by_hand, kill_after_first_checkpoint
 
 from agents import checkpoint as ckpt
 from agents.network import NetworkShape, PolicyNet
@@ -290,22 +285,7 @@ def test_a_killed_run_resumes_from_its_last_checkpoint(tmp_path: Path) -> None:
     args = ["--config", str(SMOKE), "--set", f"run_root={tmp_path}", "--set", "bc_teacher=null"]
     args += ["--set", "total_steps=100000", "--set", "batch_size=150", "--set", "num_envs=6"]
     args += ["--set", "eval_every=0", "--set", "eval_games=4", "--set", "env_threads=1", "--no-progress"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "training.ppo", *args], cwd=ROOT, env=env, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 240
-        latest = None
-        while time.monotonic() < deadline and proc.poll() is None:
-            found = list(tmp_path.glob("*/checkpoints/latest.pt"))
-            if found and ckpt.load(found[0])["trainer"]["update"] >= 1:
-                latest = found[0]
-                break
-            time.sleep(0.5)
-        assert latest is not None, "no checkpoint within the deadline"
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-    assert proc.returncode == -signal.SIGKILL
+    latest = kill_after_first_checkpoint(args, tmp_path)
     saved = ckpt.load(latest)["trainer"]
     run_dir = latest.parent.parent
     resumed = Trainer(
