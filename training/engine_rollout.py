@@ -27,7 +27,7 @@ from burako_env.outcomes import blended_reward
 from burako_env.views import LazySeatView
 from training.league import SELF, SNAPSHOT_PREFIX
 from training.network import sample_actions, sample_actions_dense
-from training.rollout import play_until, ready_opponent
+from training.rollout import close_hand, play_until, ready_opponent
 
 if TYPE_CHECKING:
     from training.ppo import Trainer
@@ -121,6 +121,7 @@ class EngineRollout:
         if not state.hand_over:
             return
         cfg = t.cfg
+        start = len(finished)
         for seat, ep in table.episodes.items():
             if not ep.actions:
                 continue
@@ -138,14 +139,9 @@ class EngineRollout:
                     opponent=table.opponent,
                 )
             )
-            if table.opponent != SELF:  # self-play returns are zero-sum: they would pull the chart to 0
-                t.recent_returns.append(reward)
-                t.recent_lengths.append(len(ep.actions))
-        diff = state.side_rewards()[table.learner_side]
-        if state.hand_scores is not None and table.opponent in t.league.opponents:
-            # void/truncated hands say nothing about strength; evicted snapshots are gone
-            t.league.record(table.opponent, 1.0 if diff > 0 else 0.0 if diff < 0 else 0.5)
-        t.episodes_done += 1
+        # void/truncated hands (no hand scores) say nothing about strength
+        result = state.side_rewards()[table.learner_side] if state.hand_scores is not None else None
+        close_hand(t, table.opponent, finished[start:], result)
         self._new_hand(table)
 
     @torch.no_grad()

@@ -38,7 +38,7 @@ next rollout; the rows of learned episodes go back to the free list.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -162,6 +162,20 @@ class StoredEpisode:
         return self.store.values[self.rows]
 
 
+def close_hand(trainer: Trainer, opponent: str, episodes: Sequence[Any], learner_result: float | None) -> None:
+    """A finished hand in the trainer's books: its learner episodes' returns and lengths for the charts
+    (not in self-play: zero-sum returns would pull them to 0), the learner's result against a league
+    ``opponent`` (``learner_result`` > 0 a win; None: the hand says nothing about strength; an evicted
+    snapshot is gone), and one more hand done."""
+    if opponent != SELF:
+        for episode in episodes:
+            trainer.recent_returns.append(float(episode.reward))
+            trainer.recent_lengths.append(episode_length(episode))
+    if learner_result is not None and opponent in trainer.league.opponents:
+        trainer.league.record(opponent, 1.0 if learner_result > 0 else 0.0 if learner_result < 0 else 0.5)
+    trainer.episodes_done += 1
+
+
 class StoredCollect:
     """``collect`` for rollouts that keep their decisions in a :class:`DecisionStore` (``self.store``):
     the rows of the last update's episodes are freed first."""
@@ -241,6 +255,7 @@ class VectorRollout(StoredCollect):
         sides = self.num_sides
         diffs = zero_sum_from_totals(totals.tolist())
         opponent = self.opponent[i]
+        start = len(finished)
         for seat in range(self.n):
             rows = self.live[i][seat]
             if not self.learner_seat[i, seat] or not rows:
@@ -257,14 +272,8 @@ class VectorRollout(StoredCollect):
                     opponent=opponent,
                 )
             )
-            if opponent != SELF:  # self-play returns are zero-sum: they would pull the chart to 0
-                t.recent_returns.append(float(reward))
-                t.recent_lengths.append(len(rows))
         scored = int(env.end_reason[i]) not in (F.END_VOID, F.END_TRUNCATED)
-        if scored and opponent in t.league.opponents:
-            diff = diffs[self.learner_side[i]]
-            t.league.record(opponent, 1.0 if diff > 0 else 0.0 if diff < 0 else 0.5)
-        t.episodes_done += 1
+        close_hand(t, opponent, finished[start:], diffs[self.learner_side[i]] if scored else None)
         self._new_hand(i)
 
     # ------------------------------------------------------------------ stepping

@@ -47,7 +47,7 @@ from burako_env.rummy.engine import RummyState
 from burako_env.rummy.observation import OBSERVATION_SIZE, encode
 from training.league import SELF, SNAPSHOT_PREFIX
 from training.network import sample_actions, sample_actions_dense
-from training.rollout import DecisionStore, StoredCollect, StoredEpisode, ready_opponent
+from training.rollout import DecisionStore, StoredCollect, StoredEpisode, close_hand, ready_opponent
 
 if TYPE_CHECKING:
     from training.ppo import Trainer
@@ -126,6 +126,7 @@ class RummyRollout(StoredCollect):
             return
         cfg = t.cfg
         scores = list(state.hand_scores or [])
+        start = len(finished)
         for seat, rows in table.rows.items():
             if not rows:
                 continue
@@ -140,13 +141,7 @@ class RummyRollout(StoredCollect):
                     opponent=table.opponent,
                 )
             )
-            if table.opponent != SELF:  # self-play returns are zero-sum: they would pull the chart to 0
-                t.recent_returns.append(reward)
-                t.recent_lengths.append(len(rows))
-        if table.opponent in t.league.opponents:  # evicted snapshots are gone
-            diff = rummy_results(scores)[table.learner_seat]
-            t.league.record(table.opponent, 1.0 if diff > 0 else 0.0 if diff < 0 else 0.5)
-        t.episodes_done += 1
+        close_hand(t, table.opponent, finished[start:], rummy_results(scores)[table.learner_seat])
         self._new_hand(table)
 
     # ------------------------------------------------------------------ stepping
