@@ -77,7 +77,11 @@ class NetworkShape:
 
     @classmethod
     def for_env(
-        cls, num_players: int, rules: Rules | RummyRules, hidden: int = 256, slot_embed: int = 16
+        cls,
+        num_players: int,
+        rules: Rules | RummyRules,
+        hidden: int = 256,
+        slot_embed: int = 16,
     ) -> NetworkShape:
         if game_of(rules) == "rummy":
             size, layout = rummy_observation.OBSERVATION_SIZE, rummy_observation.layout_id()
@@ -165,20 +169,36 @@ class PolicyNet(nn.Module):
         batch = obs.shape[0]
         if self.input_scale is not None:
             obs = obs * self.input_scale
-        # each run of slots encoded from a view; only the (small) encodings are concatenated
+        # each run of slots encoded from a view, as (rows, 60) so the linear layer is one addmm (a 3-d
+        # input adds its bias in a separate pass); only the (small) encodings are concatenated
         encoded = [
-            self.slot_encoder(obs[:, start : start + size].reshape(batch, -1, MELD_FEATURE_SIZE)).flatten(1)
+            self.slot_encoder(obs[:, start : start + size].reshape(-1, MELD_FEATURE_SIZE)).view(batch, -1)
             for start, size in self.slot_runs
         ]
         rest = [obs[:, start : start + size] for start, size in self.rest_runs]
+        if encoded:  # the same dtype as the encodings (bfloat16 under training's autocast), so cat casts nothing
+            rest = [part.to(encoded[0].dtype) for part in rest]
         x = torch.cat([*encoded, *rest], dim=1)
-        h = self.torso(x)
-        return h, self.value_head(h).squeeze(-1)
+        # under a bfloat16 autocast (training's ``precision``) only the encoder and torso run in bfloat16:
+        # the heads read a float32 torso output, so values and logits keep float32 resolution
+        h = self.torso(x).float()
+        with torch.autocast(h.device.type, enabled=False):
+            return h, self.value_head(h).squeeze(-1)
+
+    def logits_of(self, h: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor) -> torch.Tensor:
+        """The logits of the (row, action) pairs only: dot products of the torso
+        output with those actions' rows of the policy head (its weights read as
+        action embeddings). Equal to ``forward``'s logits at those pairs."""
+        weight, bias = self.policy_head.weight, self.policy_head.bias
+        # index_select, not h[rows]: its backward is an index_add, several times
+        # faster on CPU than advanced indexing's index_put (bench/README.md, profile)
+        return (h.index_select(0, rows) * weight.index_select(0, cols)).sum(1) + bias.index_select(0, cols)
 
     def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Raw logits over every action (batch, NUM_ACTIONS) and values (batch,)."""
         h, value = self.features(obs)
-        return self.policy_head(h), value
+        with torch.autocast(h.device.type, enabled=False):
+            return self.policy_head(h), value
 
 
 def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

@@ -44,12 +44,16 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import torch  # noqa: E402
+
 from training.ppo import Trainer, load_config  # noqa: E402
 
 PATHS: dict[str, list[str]] = {
-    "today": ["rollout=engine", "policy_head=full"],
-    "new": ["rollout=vector", "policy_head=legal", "torch_threads=1", "num_envs=128"],
+    "today": ["rollout=engine", "policy_head=full", "precision=float32", "update_threads=2"],
+    "new": ["rollout=vector", "policy_head=legal", "torch_threads=1", "num_envs=128", "precision=auto"],
 }
+#: paths whose optimiser is today's plain (unfused) Adam
+PLAIN_ADAM = {"today"}
 LEAGUES: dict[str, list[str]] = {"config": [], "selfplay": ["self_play_fraction=1.0"]}
 
 
@@ -61,7 +65,11 @@ def make_trainer(config: str, path: str, league: str, batch: int | None, run_roo
     overrides = ["bc_teacher=null", f"run_root={run_root}", "eval_every=0", *PATHS[path], *LEAGUES[league]]
     if batch is not None:
         overrides.append(f"batch_size={batch}")
-    return Trainer(load_config(config, overrides), progress=False)
+    trainer = Trainer(load_config(config, overrides), progress=False)
+    if path in PLAIN_ADAM:
+        cfg = trainer.cfg
+        trainer.optimizer = torch.optim.Adam(trainer.net.parameters(), lr=cfg.learning_rate, eps=1e-5)
+    return trainer
 
 
 def one_round(trainer: Trainer) -> dict[str, float]:

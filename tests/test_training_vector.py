@@ -3,6 +3,7 @@ legal-action policy head, schedules, devices and resuming after a kill."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +19,15 @@ from burako_env.rules import load_rules
 from burako_env.vector import BurakoVectorEnv, sample_legal_actions
 from training.league import SELF
 from training.network import LegalIndex, evaluate_actions, evaluate_actions_dense, sample_actions
-from training.ppo import PPOConfig, Trainer, hand_reward, load_config, resolve_device
+from training.ppo import (
+    PPOConfig,
+    Trainer,
+    hand_reward,
+    load_config,
+    native_bfloat16,
+    resolve_device,
+    resolve_precision,
+)
 from training.rollout import DecisionStore
 from training.schedule import schedule_problems, value_at
 
@@ -320,3 +329,68 @@ def test_thread_tuner_keeps_the_faster_thread_count_and_keeps_checking() -> None
         tuner.record(threads, cost[threads])
     assert tuner.current == 2
     assert ThreadTuner(1).choices == (1,)
+
+
+# ---------------------------------------------------------------------- precision and threads
+def test_precision_and_update_threads_are_checked_when_the_config_loads() -> None:
+    with pytest.raises(ValueError, match="precision must be one of float32, bfloat16, auto"):
+        load_config(SMOKE, ["precision=fp16"])
+    with pytest.raises(ValueError, match="update_threads must be >= 1 or null"):
+        load_config(SMOKE, ["update_threads=0"])
+    cpu = torch.device("cpu")
+    assert resolve_precision("float32", cpu) == torch.float32
+    assert resolve_precision("bfloat16", cpu) == torch.bfloat16
+    assert resolve_precision("auto", cpu) == (torch.bfloat16 if native_bfloat16(cpu) else torch.float32)
+    assert not native_bfloat16(torch.device("meta"))
+
+
+def test_bfloat16_legal_head_matches_the_full_head_under_the_same_autocast() -> None:
+    """precision=bfloat16: the torso multiplies in bf16 but the heads stay
+    float32, so the legal-pair path and the full-width path still agree, and
+    both stay close to the float32 distribution."""
+    rules = load_rules("burako")
+    torch.manual_seed(0)
+    net = PolicyNet(NetworkShape.for_env(2, rules, hidden=32, slot_embed=4), rules)
+    obs, mask = real_positions(200)
+    actions = torch.multinomial(mask.float(), 1).squeeze(1)
+    logp32, _, values32 = evaluate_actions_dense(net, obs, mask, actions)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        logp_dense, ent_dense, values_dense = evaluate_actions_dense(net, obs, mask, actions)
+        logp_legal, ent_legal, values_legal = evaluate_actions(
+            net, obs.to(torch.bfloat16), None, actions, mask.nonzero(as_tuple=True)
+        )
+    for tensor in (logp_dense, logp_legal, values_legal, ent_legal):
+        assert tensor.dtype == torch.float32  # the heads ran outside autocast
+    assert torch.allclose(logp_legal, logp_dense, atol=1e-4)
+    assert torch.allclose(ent_legal, ent_dense, atol=1e-4)
+    assert torch.allclose(values_legal, values_dense, atol=1e-5)
+    assert float((logp_dense - logp32).detach().abs().max()) < 0.05  # bf16 torso: close, not equal
+    assert float((values_dense - values32).detach().abs().max()) < 0.05
+    with pytest.raises(ValueError, match="needs the masks or their"):
+        evaluate_actions(net, obs, None, actions)
+    with pytest.raises(ValueError, match="full-width path needs the masks"):
+        evaluate_actions_dense(net, obs, None, actions)
+
+
+def test_update_runs_on_update_threads_and_gives_the_rollout_its_threads_back(tmp_path: Path) -> None:
+    """torch's thread count is per process: the update may take every core,
+    the games then get their own count back; the fused optimizer survives resume."""
+    cfg = vector_config(tmp_path, torch_threads=1, update_threads=2, precision="bfloat16")
+    trainer = Trainer(cfg, progress=False)
+    assert trainer.compute_dtype == torch.bfloat16
+    seen: list[int] = []
+    epochs = trainer._ppo_epochs
+
+    def spy(episodes: list) -> dict[str, float]:
+        seen.append(torch.get_num_threads())
+        return epochs(episodes)
+
+    trainer._ppo_epochs = spy  # type: ignore[method-assign]
+    before = [p.detach().clone() for p in trainer.net.parameters()]
+    stats, _, _ = trainer.collect_and_update()
+    assert seen == [2] and torch.get_num_threads() == 1
+    assert all(math.isfinite(v) for v in stats.values())
+    assert any(not torch.equal(a, b) for a, b in zip(before, trainer.net.parameters(), strict=True))
+    fused = trainer.optimizer.param_groups[0].get("fused")
+    trainer.optimizer.load_state_dict(trainer.optimizer.state_dict())
+    assert trainer.optimizer.param_groups[0].get("fused") == fused

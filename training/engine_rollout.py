@@ -155,9 +155,10 @@ class EngineRollout:
             t.observer.encode(state, state.current, out=self.obs_buf[i])
             self.mask_buf[i] = state.legal_mask()
         sample = sample_actions if t.cfg.policy_head == "legal" else sample_actions_dense
-        actions, logprobs, values = sample(
-            net, torch.from_numpy(self.obs_buf[:k]).to(t.device), torch.from_numpy(self.mask_buf[:k]).to(t.device)
-        )
+        with t.autocast():
+            actions, logprobs, values = sample(
+                net, torch.from_numpy(self.obs_buf[:k]).to(t.device), torch.from_numpy(self.mask_buf[:k]).to(t.device)
+            )
         return actions.cpu().numpy(), logprobs.cpu().numpy(), values.cpu().numpy()
 
     def _step_all(self, finished: list[Episode]) -> int:

@@ -15,6 +15,7 @@ the same either way.
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 from torch.distributions import Categorical
 
@@ -31,9 +32,14 @@ class LegalIndex:
     (a ``nonzero`` per minibatch was 12% of an update)."""
 
     def __init__(self, mask: torch.Tensor) -> None:
-        self.counts = mask.sum(1)
+        if mask.device.type == "cpu":  # numpy's bool count and nonzero are several times torch's on CPU
+            array = mask.numpy()
+            self.counts = torch.from_numpy(np.count_nonzero(array, axis=1))
+            self.cols = torch.from_numpy(np.nonzero(array)[1])
+        else:
+            self.counts = mask.sum(1)
+            self.cols = mask.nonzero(as_tuple=True)[1]
         self.starts = torch.cumsum(self.counts, 0) - self.counts
-        self.cols = mask.nonzero(as_tuple=True)[1]
 
     def pairs(self, idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``(rows, cols)`` of minibatch ``idx`` (rows numbered 0..len(idx)-1)."""
@@ -45,7 +51,10 @@ class LegalIndex:
 
 
 def legal_log_probs(
-    net: PolicyNet, h: torch.Tensor, mask: torch.Tensor, pairs: tuple[torch.Tensor, torch.Tensor] | None = None
+    net: PolicyNet,
+    h: torch.Tensor,
+    mask: torch.Tensor | None,
+    pairs: tuple[torch.Tensor, torch.Tensor] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Log-probabilities of the legal actions only: ``(rows, cols, logp)``, one
     entry per legal (row, action) pair.
@@ -56,11 +65,12 @@ def legal_log_probs(
     the softmax runs per row over them (segment max / sum). The same
     parameters and the same distribution as ``masked_logits(net(obs)[0], mask)``,
     at about 1/400 of the head's arithmetic."""
-    rows, cols = mask.nonzero(as_tuple=True) if pairs is None else pairs
-    weight, bias = net.policy_head.weight, net.policy_head.bias
-    # index_select, not h[rows]: its backward is an index_add, several times
-    # faster on CPU than advanced indexing's index_put (bench/README.md, profile)
-    logits = (h.index_select(0, rows) * weight.index_select(0, cols)).sum(1) + bias.index_select(0, cols)
+    if pairs is None:
+        if mask is None:
+            raise ValueError("legal_log_probs needs the masks or their (row, action) pairs")
+        pairs = mask.nonzero(as_tuple=True)
+    rows, cols = pairs
+    logits = net.logits_of(h, rows, cols)
     n = h.shape[0]
     top = torch.full((n,), -torch.inf, dtype=logits.dtype, device=logits.device)
     top = top.scatter_reduce(0, rows, logits.detach(), "amax", include_self=True)
@@ -94,7 +104,7 @@ def sample_actions(
 def evaluate_actions(
     net: PolicyNet,
     obs: torch.Tensor,
-    mask: torch.Tensor,
+    mask: torch.Tensor | None,
     actions: torch.Tensor,
     pairs: tuple[torch.Tensor, torch.Tensor] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -124,11 +134,13 @@ def sample_actions_dense(
 def evaluate_actions_dense(
     net: PolicyNet,
     obs: torch.Tensor,
-    mask: torch.Tensor,
+    mask: torch.Tensor | None,
     actions: torch.Tensor,
     pairs: tuple[torch.Tensor, torch.Tensor] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """:func:`evaluate_actions` through all 3,519 logits (the reference path)."""
+    if mask is None:
+        raise ValueError("the full-width path needs the masks")
     logits, values = net(obs)
     logp_all = torch.log_softmax(masked_logits(logits, mask), dim=1)
     logp = logp_all.gather(1, actions.unsqueeze(1)).squeeze(1)

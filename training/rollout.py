@@ -311,7 +311,8 @@ class VectorRollout(StoredCollect):
             stored = store.put(obs_np, mask_np)
             obs = torch.from_numpy(obs_np).to(t.device)
             mask = torch.from_numpy(mask_np).to(t.device)
-            chosen, logp, values = sample_actions(t.net, obs, mask)
+            with t.autocast():
+                chosen, logp, values = sample_actions(t.net, obs, mask)
             chosen_np = chosen.cpu().numpy()
             store.actions[stored] = chosen_np
             store.logprobs[stored] = logp.cpu().numpy()
@@ -325,7 +326,8 @@ class VectorRollout(StoredCollect):
             index = np.asarray(rows)
             obs = torch.from_numpy(env.obs[index]).to(t.device)
             mask = torch.from_numpy(masks[index].view(np.bool_)).to(t.device)
-            chosen, _, _ = sample_actions(t._snapshot_net(name), obs, mask)
+            with t.autocast():
+                chosen, _, _ = sample_actions(t._snapshot_net(name), obs, mask)
             actions[index] = chosen.cpu().numpy()
         t3 = clock()
         for i in baseline_rows:

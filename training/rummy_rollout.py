@@ -152,7 +152,8 @@ class RummyRollout(StoredCollect):
         sample = sample_actions if t.cfg.policy_head == "legal" else sample_actions_dense
         obs = torch.from_numpy(self.obs_buf[:k]).to(t.device)
         mask = torch.from_numpy(self.mask_buf[:k]).to(t.device)
-        actions, logprobs, values = sample(net, obs, mask)
+        with t.autocast():
+            actions, logprobs, values = sample(net, obs, mask)
         return actions.cpu().numpy(), logprobs.cpu().numpy(), values.cpu().numpy()
 
     def _fill(self, tables: list[RummyTable]) -> None:
