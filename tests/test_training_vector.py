@@ -253,6 +253,20 @@ def test_schedules_change_values_from_their_update_on(tmp_path: Path) -> None:
         load_config(SMOKE, ["schedules={learning_rate: [[3, fast]]}"])
     # YAML reads 1e-3 (no dot) as a string: normalised to a float, as for the field itself
     assert load_config(SMOKE, ["schedules={learning_rate: [[3, 1e-3]]}"]).schedules == {"learning_rate": [[3, 1e-3]]}
+    # a [update, value, linear] point is reached linearly from the point before it, then held
+    linear = load_config(SMOKE, ["schedules={learning_rate: [[2, 1.0e-3], [6, 5.0e-4, linear], [7, 2.0e-3]]}"])
+    points = linear.schedules["learning_rate"]
+    assert [value_at(points, u, 0.1) for u in range(9)] == pytest.approx(
+        [0.1, 0.1, 1.0e-3, 8.75e-4, 7.5e-4, 6.25e-4, 5.0e-4, 2.0e-3, 2.0e-3]
+    )
+    with pytest.raises(ValueError, match="no point before it"):
+        load_config(SMOKE, ["schedules={learning_rate: [[2, 1.0e-3, linear]]}"])
+    with pytest.raises(ValueError, match="only a float field moves linearly"):
+        load_config(SMOKE, ["schedules={update_epochs: [[0, 4], [9, 1, linear]]}"])
+    with pytest.raises(ValueError, match="only a float field moves linearly"):
+        load_config(SMOKE, ["schedules={baseline_fraction: [[0, null], [9, 0.5, linear]]}"])
+    with pytest.raises(ValueError, match="third element may only be 'linear'"):
+        load_config(SMOKE, ["schedules={learning_rate: [[0, 1.0e-3], [9, 1.0e-4, cosine]]}"])
     cfg = vector_config(
         tmp_path,
         league_baselines=["random"],

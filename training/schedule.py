@@ -6,11 +6,17 @@ In a training config::
       learning_rate: [[0, 1.0e-4], [265, 2.0e-4]]   # from update 265 on: 2e-4
       baseline_fraction: [[265, 0.6]]               # before 265: the field's own value
 
-A schedule is a list of ``[update, value]`` pairs, updates strictly
+A schedule is a list of ``[update, value]`` points, updates strictly
 increasing; from each listed update on (the update about to run, counted
-from 0) the value replaces the config field's; before the first pair the
-field's own value holds. Values are piecewise constant (``anneal_lr`` still
-scales the scheduled learning rate linearly to 0 over ``total_steps``).
+from 0) the value replaces the config field's; before the first point the
+field's own value holds. Values are piecewise constant, except that a point
+written ``[update, value, linear]`` is reached linearly from the point
+before it (a number field only), so a decay is one line::
+
+      learning_rate: [[0, 1.0e-4], [180, 0.7e-4, linear], [181, 1.4e-4], [470, 0.4e-4, linear]]
+
+(``anneal_lr`` still scales the scheduled learning rate linearly to 0 over
+``total_steps``; a run bounded by ``max_minutes`` writes its decay here.)
 Which fields may be scheduled is :data:`SCHEDULABLE`; the trainer applies the
 values at the start of every update, so a resumed run picks up the same
 values at the same updates.
@@ -19,6 +25,9 @@ values at the same updates.
 from __future__ import annotations
 
 from typing import Any
+
+#: the mark of a point reached linearly from the one before it
+LINEAR = "linear"
 
 #: fields a schedule may change, with the type of their values
 SCHEDULABLE: dict[str, tuple[type, ...]] = {
@@ -39,7 +48,7 @@ def schedule_problems(schedules: Any, annotations: dict[str, Any] | None = None)
     normalised in place by the config's own rules (``training.config_fields``:
     ``1e-3`` read by YAML as a string becomes a float)."""
     if not isinstance(schedules, dict):
-        return [f"schedules must be a mapping of field -> [[update, value], ...], got {schedules!r}"]
+        return [f"schedules must be a mapping of field -> [[update, value(, linear)], ...], got {schedules!r}"]
     problems = []
     for name, points in schedules.items():
         if name not in SCHEDULABLE:
@@ -49,11 +58,20 @@ def schedule_problems(schedules: Any, annotations: dict[str, Any] | None = None)
             problems.append(f"schedules.{name} must be a non-empty list of [update, value] pairs, got {points!r}")
             continue
         last = -1
-        for point in points:
-            if not isinstance(point, (list, tuple)) or len(point) != 2:
-                problems.append(f"schedules.{name}: {point!r} is not an [update, value] pair")
+        for index, point in enumerate(points):
+            if not isinstance(point, (list, tuple)) or len(point) not in (2, 3):
+                problems.append(f"schedules.{name}: {point!r} is not an [update, value(, linear)] point")
                 continue
-            update, value = point
+            update, value = point[0], point[1]
+            if len(point) == 3:
+                if point[2] != LINEAR:
+                    problems.append(f"schedules.{name}: {point!r}: the third element may only be {LINEAR!r}")
+                elif index == 0:
+                    problems.append(f"schedules.{name}: {point!r} is linear but has no point before it to start from")
+                elif float not in SCHEDULABLE[name] or any(
+                    isinstance(p, (list, tuple)) and len(p) > 1 and p[1] is None for p in points[index - 1 : index + 1]
+                ):
+                    problems.append(f"schedules.{name}: {point!r}: only a float field moves linearly, between numbers")
             if isinstance(update, bool) or not isinstance(update, int) or update < 0:
                 problems.append(f"schedules.{name}: update {update!r} must be an integer >= 0")
                 continue
@@ -77,11 +95,17 @@ def schedule_problems(schedules: Any, annotations: dict[str, Any] | None = None)
 
 
 def value_at(points: list[list[Any]], update: int, default: Any) -> Any:
-    """The scheduled value for ``update`` (``default`` before the first pair)."""
+    """The scheduled value for ``update`` (``default`` before the first point)."""
     value = default
-    for start, scheduled in points:
+    for index, point in enumerate(points):
+        start, scheduled = point[0], point[1]
         if update >= start:
             value = scheduled
+            continue
+        if len(point) == 3 and index > 0:  # between the point before and this linear one
+            before, before_value = points[index - 1][0], points[index - 1][1]
+            value = before_value + (scheduled - before_value) * (update - before) / (start - before)
+        break
     return value
 
 
