@@ -3,6 +3,7 @@ legal-action policy head, schedules, devices and resuming after a kill."""
 
 from __future__ import annotations
 
+import copy
 import math
 from pathlib import Path
 
@@ -22,12 +23,14 @@ from training.network import LegalIndex, evaluate_actions, evaluate_actions_dens
 from training.ppo import (
     PPOConfig,
     Trainer,
+    fused_adam,
     hand_reward,
     load_config,
     native_bfloat16,
     resolve_device,
     resolve_precision,
 )
+from training.resume import load_optimizer_state
 from training.rollout import DecisionStore
 from training.schedule import schedule_problems, value_at
 
@@ -321,6 +324,34 @@ def test_a_killed_run_resumes_from_its_last_checkpoint(tmp_path: Path) -> None:
     resumed.train()
     assert resumed.update == saved["update"] + 1
     assert ckpt.load(run_dir / "checkpoints" / "latest.pt")["trainer"]["update"] == saved["update"] + 1
+
+
+def test_resume_keeps_the_running_optimisers_fused_kernel() -> None:
+    """A checkpoint written by plain Adam (before fused Adam) resumes on the
+    fused kernel, with the same moments and step count: its next step is plain
+    Adam's, and not a fresh optimiser's."""
+    grads = torch.randn(4, 5, generator=torch.Generator().manual_seed(0))
+
+    def step(param: torch.nn.Parameter, optimizer: torch.optim.Optimizer, grad: torch.Tensor) -> None:
+        param.grad = grad.clone()
+        optimizer.step()
+
+    plain_param = torch.nn.Parameter(torch.zeros(5))
+    plain = torch.optim.Adam([plain_param], lr=1e-2, eps=1e-5)
+    for grad in grads[:3]:
+        step(plain_param, plain, grad)
+    fused_param, fresh_param = (torch.nn.Parameter(plain_param.detach().clone()) for _ in range(2))
+    fused = fused_adam([fused_param], torch.device("cpu"), lr=1e-2, eps=1e-5)
+    if not fused.param_groups[0].get("fused"):
+        pytest.skip("this torch build has no fused CPU Adam")
+    load_optimizer_state(fused, copy.deepcopy(plain.state_dict()))  # as read from a file: no shared tensors
+    assert fused.param_groups[0]["fused"] is True and not plain.param_groups[0]["fused"]
+    assert float(fused.state[fused_param]["step"]) == 3.0
+    fresh = fused_adam([fresh_param], torch.device("cpu"), lr=1e-2, eps=1e-5)
+    for param, optimizer in ((plain_param, plain), (fused_param, fused), (fresh_param, fresh)):
+        step(param, optimizer, grads[3])
+    torch.testing.assert_close(fused_param.detach(), plain_param.detach(), atol=1e-4, rtol=0)
+    assert (fresh_param - plain_param).abs().max() > 1e-3  # the check can tell a lost state
 
 
 def test_thread_tuner_keeps_the_faster_thread_count_and_keeps_checking() -> None:

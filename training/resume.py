@@ -75,6 +75,28 @@ def save_checkpoint(trainer: Trainer, name: str = "latest.pt") -> Path:
     return ckpt.save(payload, trainer.run_dir / "checkpoints" / name)
 
 
+#: an optimiser's kernel choice: the running code's, not the checkpoint's
+KERNEL_FLAGS = ("fused", "foreach")
+
+
+def load_optimizer_state(optimizer: torch.optim.Optimizer, state: dict[str, Any]) -> None:
+    """``optimizer.load_state_dict(state)``, keeping this optimiser's kernel.
+
+    ``load_state_dict`` copies every param-group key, kernel flags included,
+    so a checkpoint from before fused Adam would resume on the plain kernel
+    (3.6x slower steps, bench/README.md). The flags are put back, and a fused
+    kernel's step counters moved to their parameters' device as it needs."""
+    kernels = [{key: group[key] for key in KERNEL_FLAGS if key in group} for group in optimizer.param_groups]
+    optimizer.load_state_dict(state)
+    for group, kernel in zip(optimizer.param_groups, kernels, strict=True):
+        group.update(kernel)
+        if group.get("fused"):
+            for param in group["params"]:
+                step = optimizer.state.get(param, {}).get("step")
+                if isinstance(step, torch.Tensor):
+                    optimizer.state[param]["step"] = step.to(param.device, torch.float32)
+
+
 def restore(trainer: Trainer, path: Path) -> Path:
     """Load a training checkpoint (or a run folder's latest) into ``trainer``; returns the run folder."""
     path = latest_checkpoint(path)
@@ -90,7 +112,7 @@ def restore(trainer: Trainer, path: Path) -> Path:
     t = data["trainer"]
     try:
         trainer.net.load_state_dict(data["policy"]["state_dict"])
-        trainer.optimizer.load_state_dict(t["optimizer"])
+        load_optimizer_state(trainer.optimizer, t["optimizer"])
         trainer.rng.bit_generator.state = json.loads(t["rng"]["numpy"])
         torch.set_rng_state(t["rng"]["torch"])
         trainer.league.load_state(t["league"])
