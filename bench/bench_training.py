@@ -21,6 +21,11 @@ in play carry over as in a long run. Medians over rounds; the load average
 | new     | ``rollout: vector``, ``policy_head: legal``, ``torch_threads: 1``,            |
 |         | ``num_envs: 128`` (configs/ppo_reference.yaml's choices)                      |
 
+``--variant NAME:FIELD=V,FIELD=V`` adds a what-if path: the new path with
+those fields changed (a smaller network, fewer passes), e.g.
+``--variant lean:hidden=128,slot_embed=8,update_epochs=1``; its speed says
+nothing of how well it learns.
+
 ``--league``: ``config`` (the config's league as it starts: self-play share
 plus the baselines), ``selfplay`` (``self_play_fraction: 1``: the loop
 without baseline agents), or ``both``.
@@ -106,11 +111,27 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=None, help="batch_size override (default: the config's)")
     parser.add_argument("--league", choices=("config", "selfplay", "both"), default="both")
     parser.add_argument("--paths", default="today,new", help="comma-separated: today,new")
+    parser.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="NAME:FIELD=V[,FIELD=V]",
+        help="a what-if path: the new path with these config fields (repeatable)",
+    )
     parser.add_argument("--profile", action="store_true", help="print a cProfile of one extra round per path")
     parser.add_argument("--json", default=None, help="append the result rows to this JSONL file")
     args = parser.parse_args()
     leagues = ["config", "selfplay"] if args.league == "both" else [args.league]
     paths = args.paths.split(",")
+    for spec in args.variant:
+        name, _, fields = spec.partition(":")
+        if not name or name in PATHS or not fields:
+            parser.error(f"--variant {spec!r}: want NAME:FIELD=V[,FIELD=V] with a new name (not {sorted(PATHS)})")
+        PATHS[name] = [*PATHS["new"], *fields.split(",")]
+        paths.append(name)
+    unknown = [p for p in paths if p not in PATHS]
+    if unknown:
+        parser.error(f"--paths: unknown {unknown}; known: {sorted(PATHS)}")
     print(f"load before: {load()}  (cpus: {os.cpu_count()})", flush=True)
     run_root = tempfile.mkdtemp(prefix="bench_training_")
     trainers = {(p, lg): make_trainer(args.config, p, lg, args.batch, run_root) for lg in leagues for p in paths}
@@ -143,9 +164,9 @@ def main() -> None:
         )
     for league in leagues:
         by_path = {row["path"]: row for row in summary if row["league"] == league}
-        if "today" in by_path and "new" in by_path:
-            ratios = {k: by_path["new"][k] / by_path["today"][k] for k in ("rollout", "update", "end_to_end")}
-            print(f"{league}: new / today = " + ", ".join(f"{k} {v:.1f}x" for k, v in ratios.items()))
+        for path in (p for p in by_path if p != "today" and "today" in by_path):
+            ratios = {k: by_path[path][k] / by_path["today"][k] for k in ("rollout", "update", "end_to_end")}
+            print(f"{league}: {path} / today = " + ", ".join(f"{k} {v:.1f}x" for k, v in ratios.items()))
     if args.json:
         with open(args.json, "a", encoding="utf-8") as fh:
             for row in summary:
