@@ -205,6 +205,32 @@ def test_batched_rollout_credits_each_seat_with_its_side_result(tmp_path: Path, 
     assert np.isfinite(stats["loss"]) and stats["batch_decisions"] == sum(ep.rows.size for ep in episodes)
 
 
+@pytest.mark.parametrize("rollout", ["vector", "engine"])
+def test_truncated_hands_earn_truncated_reward_for_every_learner_seat(tmp_path: Path, rollout: str) -> None:
+    """V3a: a hand cut at max_turns is unscored; training gives each learner seat
+    ``truncated_reward`` (default 0), on both rollouts, and the league records no result."""
+    rules = tmp_path / "short.yaml"
+    rules.write_text("preset: burako\nname: burako_short\nmax_turns: 4\n", encoding="utf-8")
+    rewards: dict[float, set[float]] = {}
+    for truncated_reward in (0.0, -0.75):
+        cfg = vector_config(
+            tmp_path,
+            rules=str(rules),
+            rollout=rollout,
+            policy_head="legal",
+            league_baselines=["random"],
+            self_play_fraction=0.5,
+            batch_size=60,
+            truncated_reward=truncated_reward,
+        )
+        trainer = Trainer(cfg, progress=False)
+        episodes = trainer.collect()
+        rewards[truncated_reward] = {float(ep.reward) for ep in episodes}
+        assert {ep.opponent == SELF for ep in episodes} == {True, False}  # both kinds of hand
+        assert sum(games for _, games in trainer.league.results.values()) == 0  # no hand was scored
+    assert rewards == {0.0: {0.0}, -0.75: {-0.75}}
+
+
 def test_baseline_mirrors_follow_the_compiled_games_and_moves_are_timed_apart(tmp_path: Path) -> None:
     """The readable mirror a baseline plays on stays equal to the compiled game
     it mirrors, move after move (the state read back fresh)."""

@@ -22,7 +22,7 @@ import torch
 
 from agents.network import PolicyNet
 from agents.runner import LazyObservation
-from burako_env.engine import GameState
+from burako_env.engine import TRUNCATED, GameState
 from burako_env.outcomes import blended_reward
 from burako_env.views import LazySeatView
 from training.league import SELF, SNAPSHOT_PREFIX
@@ -125,7 +125,10 @@ class EngineRollout:
         for seat, ep in table.episodes.items():
             if not ep.actions:
                 continue
-            reward = hand_reward(state, state.side_of[seat], cfg.win_weight, cfg.score_weight, cfg.reward_scale)
+            if state.end_reason == TRUNCATED:
+                reward = cfg.truncated_reward
+            else:
+                reward = hand_reward(state, state.side_of[seat], cfg.win_weight, cfg.score_weight, cfg.reward_scale)
             finished.append(
                 Episode(
                     obs=np.stack(ep.obs),

@@ -160,6 +160,11 @@ class PPOConfig:
     """Reward: weight of the side's score minus the other side's, / reward_scale."""
     reward_scale: float = 1000.0
     """Divides the score difference (a Burako hand is a few hundred points; configs/ppo_rummy.yaml: 100)."""
+    truncated_reward: float = 0.0
+    """Reward of every learner seat in a Burako hand cut at ``max_turns`` (unscored, V3a). At 0 a
+    stalled hand is as good as a draw, which self-play learns to exploit (docs/training/README.md,
+    "Self-play learns to stall"); below 0 it is worse than a draw for both sides. Rummy hands
+    always end (R9)."""
     hidden: int = 256
     """Torso width of the network."""
     slot_embed: int = 16

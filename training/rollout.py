@@ -256,12 +256,17 @@ class VectorRollout(StoredCollect):
         diffs = zero_sum_from_totals(totals.tolist())
         opponent = self.opponent[i]
         start = len(finished)
+        truncated = int(env.end_reason[i]) == F.END_TRUNCATED
         for seat in range(self.n):
             rows = self.live[i][seat]
             if not self.learner_seat[i, seat] or not rows:
                 continue
             diff = diffs[seat % sides]
-            reward = blended_reward(diff, cfg.win_weight, cfg.score_weight, cfg.reward_scale)
+            reward = (
+                cfg.truncated_reward
+                if truncated
+                else blended_reward(diff, cfg.win_weight, cfg.score_weight, cfg.reward_scale)
+            )
             finished.append(
                 StoredEpisode(
                     self.store,
