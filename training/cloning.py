@@ -60,9 +60,11 @@ class _Recorder:
         return action
 
 
-def _teacher_games(args: tuple[str, str, str, int, int, list[int], float, float, float]) -> dict[str, np.ndarray]:
+def _teacher_games(
+    args: tuple[str, str, str, int, int, list[int], float, float, float, float],
+) -> dict[str, np.ndarray]:
     """Play teacher-vs-teacher games (a worker task); returns stacked arrays."""
-    game, teacher, rules_name, num_players, seed, deals, win_w, score_w, scale = args
+    game, teacher, rules_name, num_players, seed, deals, win_w, score_w, scale, truncated_reward = args
     rules = load_rummy_rules(rules_name) if game == "rummy" else load_rules(rules_name)
     obs, masks, actions, targets = [], [], [], []
     for deal in deals:
@@ -77,7 +79,8 @@ def _teacher_games(args: tuple[str, str, str, int, int, list[int], float, float,
         else:
             result = play_game(players, rules, num_players, deal_seed=deal_seed, record=False)
             seat_target = [
-                hand_reward(result.state, result.side_of[s], win_w, score_w, scale) for s in range(num_players)
+                hand_reward(result.state, result.side_of[s], win_w, score_w, scale, truncated_reward)
+                for s in range(num_players)
             ]
         for o, m, a, seat in log:
             obs.append(o)
@@ -100,7 +103,7 @@ def behaviour_clone(trainer: Trainer) -> dict[str, float]:
     workers = max(1, cfg.workers)
     deals = list(range(cfg.bc_games))
     chunks = [deals[i :: workers * 4] for i in range(workers * 4) if deals[i :: workers * 4]]
-    weights = (cfg.win_weight, cfg.score_weight, cfg.reward_scale)
+    weights = (cfg.win_weight, cfg.score_weight, cfg.reward_scale, cfg.truncated_reward)
     tasks = [(trainer.game, cfg.bc_teacher, str(cfg.rules), trainer.n, cfg.seed, c, *weights) for c in chunks]
     parts: list[dict[str, np.ndarray]] = []
     with tqdm(total=len(tasks), desc=f"cloning {cfg.bc_teacher}: games", disable=not trainer.progress) as bar:

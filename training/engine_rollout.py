@@ -23,11 +23,10 @@ import torch
 from agents.network import PolicyNet
 from agents.runner import LazyObservation
 from burako_env.engine import TRUNCATED, GameState
-from burako_env.outcomes import blended_reward
 from burako_env.views import LazySeatView
 from training.league import SELF, SNAPSHOT_PREFIX
 from training.network import sample_actions, sample_actions_dense
-from training.rollout import close_hand, play_until, ready_opponent
+from training.rollout import close_hand, play_until, ready_opponent, side_reward
 
 if TYPE_CHECKING:
     from training.ppo import Trainer
@@ -78,9 +77,12 @@ class Table:
         self.view_rngs: list[np.random.Generator] = []
 
 
-def hand_reward(state: GameState, side: int, win_weight: float, score_weight: float, scale: float) -> float:
-    """The learner side's reward for a finished hand (0 for void or truncated hands)."""
-    return blended_reward(state.side_rewards()[side], win_weight, score_weight, scale)
+def hand_reward(
+    state: GameState, side: int, win_weight: float, score_weight: float, scale: float, truncated_reward: float = 0.0
+) -> float:
+    """The learner side's reward for a finished hand (0 for void hands; ``truncated_reward`` for truncated ones)."""
+    truncated = state.end_reason == TRUNCATED
+    return side_reward(state.side_rewards()[side], truncated, win_weight, score_weight, scale, truncated_reward)
 
 
 class EngineRollout:
@@ -125,10 +127,9 @@ class EngineRollout:
         for seat, ep in table.episodes.items():
             if not ep.actions:
                 continue
-            if state.end_reason == TRUNCATED:
-                reward = cfg.truncated_reward
-            else:
-                reward = hand_reward(state, state.side_of[seat], cfg.win_weight, cfg.score_weight, cfg.reward_scale)
+            reward = hand_reward(
+                state, state.side_of[seat], cfg.win_weight, cfg.score_weight, cfg.reward_scale, cfg.truncated_reward
+            )
             finished.append(
                 Episode(
                     obs=np.stack(ep.obs),

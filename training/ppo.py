@@ -161,7 +161,8 @@ class PPOConfig:
     reward_scale: float = 1000.0
     """Divides the score difference (a Burako hand is a few hundred points; configs/ppo_rummy.yaml: 100)."""
     truncated_reward: float = 0.0
-    """Reward of every learner seat in a Burako hand cut at ``max_turns`` (unscored, V3a). At 0 a
+    """Reward of every learner seat (and cloning's value target) in a Burako hand cut at ``max_turns``
+    (unscored, V3a; training.rollout.side_reward). At 0 a
     stalled hand is as good as a draw, which self-play learns to exploit (docs/training/README.md,
     "Self-play learns to stall"); below 0 it is worse than a draw for both sides. Rummy hands
     always end (R9)."""

@@ -261,11 +261,8 @@ class VectorRollout(StoredCollect):
             rows = self.live[i][seat]
             if not self.learner_seat[i, seat] or not rows:
                 continue
-            diff = diffs[seat % sides]
-            reward = (
-                cfg.truncated_reward
-                if truncated
-                else blended_reward(diff, cfg.win_weight, cfg.score_weight, cfg.reward_scale)
+            reward = side_reward(
+                diffs[seat % sides], truncated, cfg.win_weight, cfg.score_weight, cfg.reward_scale, cfg.truncated_reward
             )
             finished.append(
                 StoredEpisode(
@@ -364,6 +361,16 @@ class VectorRollout(StoredCollect):
         timing["baselines"] += t4 - t3
         timing["env"] += t5 - t4
         return int(learner_rows.size)
+
+
+def side_reward(
+    diff: float, truncated: bool, win_weight: float, score_weight: float, scale: float, truncated_reward: float
+) -> float:
+    """A side's training reward for a finished hand whose zero-sum result is
+    ``diff``; a hand cut at ``max_turns`` (unscored, V3a) is worth
+    ``truncated_reward`` instead. The one place that says so, for both
+    rollouts and cloning's value targets."""
+    return truncated_reward if truncated else blended_reward(diff, win_weight, score_weight, scale)
 
 
 def ready_opponent(
