@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.runner import AgentFault, MoveAlarm, MoveTimeout, _plain_action, _raised
+from agents.runner import AgentFault, MoveAlarm, MoveTimeout, fault_of_raise, plain_action
 from burako_env.records import build_rummy_record
 from burako_env.rummy.engine import Phase, RummyState
 from burako_env.rummy.observation import encode
@@ -73,7 +73,7 @@ def play_rummy_hand(
             agent=names[seat],
             seat=seat,
             side=seat,  # each for himself
-            action=_plain_action(action),
+            action=plain_action(action),
             step=len(actions),
             turn=state.turns,
             phase=state.phase.name,
@@ -87,7 +87,7 @@ def play_rummy_hand(
         try:
             agent.reset(seat, state.rules, num_players)
         except (Exception, SystemExit) as exc:
-            kind, what = _raised(exc, "reset()")
+            kind, what = fault_of_raise(exc, "reset()")
             raise fault(kind, seat, what, exc=exc) from exc
     alarm = MoveAlarm(move_time_limit)
     with alarm:
@@ -105,7 +105,7 @@ def play_rummy_hand(
                 what = f"did not answer within the move time limit ({move_time_limit:g} s); it was interrupted"
                 raise fault("timeout", seat, what) from exc
             except (Exception, SystemExit) as exc:
-                kind, what = _raised(exc, "act()")
+                kind, what = fault_of_raise(exc, "act()")
                 raise fault(kind, seat, what, exc=exc) from exc
             took = time.perf_counter() - started
             if move_time_limit is not None and took > move_time_limit:

@@ -209,7 +209,7 @@ def play_game(
         try:
             agent.reset(seat, rules, num_players)
         except (Exception, SystemExit) as exc:
-            kind, what = _raised(exc, "reset()")
+            kind, what = fault_of_raise(exc, "reset()")
             raise _fault(kind, names, state, seat, None, 0, deal_seed, exc, what) from exc
 
     actions: list[int] = []
@@ -236,7 +236,7 @@ def play_game(
                     what=f"did not answer within the move time limit ({move_time_limit:g} s); it was interrupted",
                 ) from exc  # fmt: skip
             except (Exception, SystemExit) as exc:
-                kind, what = _raised(exc, "act()")
+                kind, what = fault_of_raise(exc, "act()")
                 raise _fault(kind, names, state, seat, None, len(actions), deal_seed, exc, what) from exc
             if move_time_limit is not None:
                 took = time.perf_counter() - started
@@ -318,7 +318,7 @@ class MoveAlarm:
             signal.signal(signal.SIGALRM, self.previous)
 
 
-def _raised(exc: BaseException, where: str) -> tuple[str, str]:
+def fault_of_raise(exc: BaseException, where: str) -> tuple[str, str]:
     """The fault kind and wording of an exception raised in an agent's method."""
     if isinstance(exc, SystemExit):
         return "exit", f"called sys.exit({exc.code!r}) in {where}"
@@ -360,7 +360,7 @@ def _fault(
         agent=names[seat],
         seat=seat,
         side=state.side_of[seat],
-        action=_plain_action(action),
+        action=plain_action(action),
         step=step,
         turn=state.turn,
         phase=state.phase.name,
@@ -370,7 +370,7 @@ def _fault(
     )
 
 
-def _plain_action(action: Any) -> int | str | None:
+def plain_action(action: Any) -> int | str | None:
     """The faulty answer as plain data (an int, or its repr), so the fault pickles."""
     if action is None:
         return None

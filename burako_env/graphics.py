@@ -94,7 +94,9 @@ def _tile_label(kind: int, cards: bool) -> tuple[str, str]:
     return str(number), INK[colour]
 
 
-def _tile(items: list[Box | Text], x: float, y: float, kind: int | None, cards: bool, frame: str | None = None) -> None:
+def draw_tile(
+    items: list[Box | Text], x: float, y: float, kind: int | None, cards: bool, frame: str | None = None
+) -> None:
     """A tile face (``kind``) or back (``None``) with its top-left corner at (x, y)."""
     if frame is not None:
         items.append(Box(x - 2, y - 2, TILE_W + 4, TILE_H + 4, None, frame, 2.5, 4))
@@ -146,7 +148,7 @@ def table_scene(state: GameState, viewer: int | None = None, reveal: bool = True
         shown = reveal or p == viewer
         for i, kind in enumerate(kinds):
             r, c = divmod(i, per_row)
-            _tile(
+            draw_tile(
                 items,
                 MARGIN + 180 + c * (TILE_W + TILE_GAP),
                 y + 4 + r * (TILE_H + TILE_GAP),
@@ -185,7 +187,7 @@ def table_scene(state: GameState, viewer: int | None = None, reveal: bool = True
                 items.append(Box(x - 3, row_top - 3, width - 4, TILE_H + 6, None, frame, 3, 5))
             items.append(Text(x, row_top + TILE_H + 13, f"{j}" + (" canasta" if meld.is_canasta else ""), 10))
             for i, kind in enumerate(kinds):
-                _tile(items, x + i * (TILE_W + 1), row_top, kind, cards)
+                draw_tile(items, x + i * (TILE_W + 1), row_top, kind, cards)
             x += width + 6
         y = row_top + TILE_H + 22
 
@@ -196,7 +198,7 @@ def table_scene(state: GameState, viewer: int | None = None, reveal: bool = True
     y += 22
     shown_pile = state.pile[-PILE_SHOWN:]
     for i, kind in enumerate(shown_pile):
-        _tile(
+        draw_tile(
             items, MARGIN + 4 + i * (TILE_W + TILE_GAP), y, kind, cards, TOP_FRAME if i == len(shown_pile) - 1 else None
         )
     y += TILE_H + 12

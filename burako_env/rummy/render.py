@@ -111,7 +111,7 @@ def render_text(state: RummyState, viewer: int | None = None) -> str:
 
 
 def rummy_scene(state: RummyState, viewer: int | None = None):
-    from burako_env.graphics import MARGIN, TILE_GAP, TILE_H, TILE_W, WIDTH, Scene, Text, _tile
+    from burako_env.graphics import MARGIN, TILE_GAP, TILE_H, TILE_W, WIDTH, Scene, Text, draw_tile
 
     items: list = []
     y = MARGIN + 16
@@ -123,7 +123,7 @@ def rummy_scene(state: RummyState, viewer: int | None = None):
         items.append(Text(MARGIN, y + TILE_H / 2 + 5, f"player_{player} ({state.match_scores[player]})", 12))
         for i, kind in enumerate(kinds[:per_row]):
             shown = kind if viewer in (None, player) else None
-            _tile(items, MARGIN + 120 + i * (TILE_W + TILE_GAP), y, shown, False)
+            draw_tile(items, MARGIN + 120 + i * (TILE_W + TILE_GAP), y, shown, False)
         y += TILE_H + 8
     items.append(Text(MARGIN, y + 12, "table", 12, bold=True))
     y += 20
@@ -133,12 +133,12 @@ def rummy_scene(state: RummyState, viewer: int | None = None):
         if x + width > WIDTH - MARGIN:
             x, y = MARGIN, y + TILE_H + 8
         for i, kind in enumerate(meld):
-            _tile(items, x + i * (TILE_W + TILE_GAP), y, kind, False)
+            draw_tile(items, x + i * (TILE_W + TILE_GAP), y, kind, False)
         x += width
     y += TILE_H + 12
     if state.closing_tile != NO_TILE:
         items.append(Text(MARGIN, y + TILE_H / 2 + 5, "closing tile", 12))
-        _tile(items, MARGIN + 120, y, state.closing_tile, False, frame="#ff5252")
+        draw_tile(items, MARGIN + 120, y, state.closing_tile, False, frame="#ff5252")
         y += TILE_H + 8
     return Scene(WIDTH, int(y + MARGIN), items)
 

@@ -13,7 +13,7 @@ from agents.runner import AgentFault
 from training.duplicate import deal_seed
 from training.game_pool import WorkerDeath, play_in_pool, play_in_process, play_task
 from training.tournament.config import TournamentConfig, TournamentError
-from training.tournament.schedule import GameOutput, GameTask, _seat_names, forfeit_output
+from training.tournament.schedule import GameOutput, GameTask, forfeit_output, seat_names
 
 
 def death_forfeit(death: WorkerDeath) -> GameOutput:
@@ -27,7 +27,7 @@ def death_forfeit(death: WorkerDeath) -> GameOutput:
             f"a pool worker process died (exit code {death.exitcode}) outside any agent's code while playing game "
             f"{job.key} (its traceback, if any, is above); run the same command again to resume"
         )
-    names = _seat_names(job, task.num_players)
+    names = seat_names(job, task.num_players)
     if death.hung:
         kind, what = "timeout", f"did not answer within {task.move_time_limit:g} s; its process was stopped"
     else:

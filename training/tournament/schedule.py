@@ -122,7 +122,8 @@ def _job_meta(job: GameJob, num_players: int, tournament_seed: int) -> dict[str,
     }
 
 
-def _seat_names(job: GameJob, num_players: int) -> list[str]:
+def seat_names(job: GameJob, num_players: int) -> list[str]:
+    """The agent name in each seat of a game, from its pairing and seating."""
     return [job.pairing.a.name if s == "A" else job.pairing.b.name for s in seatings(num_players)[job.seating]]
 
 
@@ -136,7 +137,7 @@ def forfeit_output(
     game: str = "burako",
 ) -> GameOutput:
     """The forfeit entry of a game an agent lost by ``fault`` (its seat's participant loses)."""
-    names = _seat_names(job, num_players)
+    names = seat_names(job, num_players)
     meta = _job_meta(job, num_players, tournament_seed)
     meta["forfeit"] = {
         "participant": names[fault.seat],
