@@ -184,6 +184,7 @@ def test_batched_rollout_credits_each_seat_with_its_side_result(tmp_path: Path, 
     trainer = Trainer(cfg, progress=False)
     episodes = trainer.collect()
     assert sum(ep.rows.size for ep in episodes) >= cfg.batch_size
+    assert len(trainer.recent_truncated) == min(trainer.episodes_done, 200)  # every hand in the books
     kinds = set()
     for hand_episodes in episodes_by_hand(episodes).values():
         opponent = hand_episodes[0].opponent
@@ -228,6 +229,7 @@ def test_truncated_hands_earn_truncated_reward_for_every_learner_seat(tmp_path: 
         rewards[truncated_reward] = {float(ep.reward) for ep in episodes}
         assert {ep.opponent == SELF for ep in episodes} == {True, False}  # both kinds of hand
         assert sum(games for _, games in trainer.league.results.values()) == 0  # no hand was scored
+        assert len(trainer.recent_truncated) > 0 and all(trainer.recent_truncated)  # charts/truncated_share 1.0
     assert rewards == {0.0: {0.0}, -0.75: {-0.75}}
 
 

@@ -145,7 +145,7 @@ class EngineRollout:
             )
         # void/truncated hands (no hand scores) say nothing about strength
         result = state.side_rewards()[table.learner_side] if state.hand_scores is not None else None
-        close_hand(t, table.opponent, finished[start:], result)
+        close_hand(t, table.opponent, finished[start:], result, state.end_reason == TRUNCATED)
         self._new_hand(table)
 
     @torch.no_grad()

@@ -49,6 +49,7 @@ Resuming (run folders, the training checkpoint) is :mod:`training.resume`.
 
 Logging goes to TensorBoard under ``runs/{env}__{exp}__{seed}__{time}``:
 ``charts/SPS``, ``charts/episodic_return``, ``charts/episodic_length``,
+``charts/truncated_share`` (the last 200 hands cut at ``max_turns``, self-play included),
 ``losses/*``, ``eval/winrate_vs_<baseline>`` (+ ``_low``/``_high``, the 95%
 interval over duplicate deal pairs), ``league/size``; hyper-parameters as a
 text table. Checkpoints (``checkpoints/latest.pt``, every
@@ -470,6 +471,8 @@ class Trainer:
         self.writer = SummaryWriter(str(self.run_dir), purge_step=self.global_step + 1 if resume else None)
         self.recent_returns: deque[float] = deque(maxlen=200)
         self.recent_lengths: deque[int] = deque(maxlen=200)
+        #: whether each of the last 200 hands (self-play included) was cut at max_turns
+        self.recent_truncated: deque[bool] = deque(maxlen=200)
         self._apply_schedules()
         #: where the games are played: the batched compiled core (``vector``, the default) or the readable engine
         self.vector: VectorRollout | None = None
@@ -749,6 +752,8 @@ class Trainer:
                 if self.recent_returns:
                     w.add_scalar("charts/episodic_return", float(np.mean(self.recent_returns)), self.global_step)
                     w.add_scalar("charts/episodic_length", float(np.mean(self.recent_lengths)), self.global_step)
+                if self.recent_truncated:
+                    w.add_scalar("charts/truncated_share", float(np.mean(self.recent_truncated)), self.global_step)
                 for key, value in stats.items():
                     w.add_scalar(f"losses/{key}", value, self.global_step)
                 w.add_scalar("league/size", self.league.size, self.global_step)

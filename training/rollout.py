@@ -162,11 +162,15 @@ class StoredEpisode:
         return self.store.values[self.rows]
 
 
-def close_hand(trainer: Trainer, opponent: str, episodes: Sequence[Any], learner_result: float | None) -> None:
+def close_hand(
+    trainer: Trainer, opponent: str, episodes: Sequence[Any], learner_result: float | None, truncated: bool = False
+) -> None:
     """A finished hand in the trainer's books: its learner episodes' returns and lengths for the charts
-    (not in self-play: zero-sum returns would pull them to 0), the learner's result against a league
+    (not in self-play: zero-sum returns would pull them to 0), whether it was cut at ``max_turns``
+    (self-play included: stalling shows there first), the learner's result against a league
     ``opponent`` (``learner_result`` > 0 a win; None: the hand says nothing about strength; an evicted
     snapshot is gone), and one more hand done."""
+    trainer.recent_truncated.append(truncated)
     if opponent != SELF:
         for episode in episodes:
             trainer.recent_returns.append(float(episode.reward))
@@ -275,7 +279,7 @@ class VectorRollout(StoredCollect):
                 )
             )
         scored = int(env.end_reason[i]) not in (F.END_VOID, F.END_TRUNCATED)
-        close_hand(t, opponent, finished[start:], diffs[self.learner_side[i]] if scored else None)
+        close_hand(t, opponent, finished[start:], diffs[self.learner_side[i]] if scored else None, truncated)
         self._new_hand(i)
 
     # ------------------------------------------------------------------ stepping
