@@ -373,3 +373,56 @@ def test_ray_backend_gives_the_same_results(reference: Path, tmp_path: Path) -> 
     finally:
         ray.shutdown()
     assert_same_files(reference, tmp_path)
+
+
+def test_a_failed_ray_task_stops_with_a_clear_error_and_a_rerun_resumes(
+    reference: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Ray worker that dies (here a stand-in ``ray`` whose third task fails) stops the
+    tournament with a TournamentError naming the task's games, not Ray's raw exception; the
+    games finished before it are kept and a rerun plays only the rest, to the same files."""
+    import sys
+    import types
+
+    from training.game_pool import play_task
+
+    class RayError(Exception):
+        pass
+
+    class WorkerCrashedError(RayError):
+        pass
+
+    calls: list[str] = []
+
+    class Remote:
+        def __init__(self, fn: Any) -> None:
+            self.fn = fn
+
+        def remote(self, task: Any) -> tuple[int, Any]:
+            return (len(calls), task)
+
+    def remote(**_: Any) -> Any:
+        return Remote
+
+    def get(ref: tuple[int, Any]) -> Any:
+        calls.append("get")
+        if len(calls) == 3:
+            raise WorkerCrashedError("The worker died unexpectedly while executing this task.")
+        return play_task(ref[1])
+
+    fake = types.ModuleType("ray")
+    fake.is_initialized = lambda: True  # type: ignore[attr-defined]
+    fake.remote = remote  # type: ignore[attr-defined]
+    fake.wait = lambda pending, num_returns: (pending[:num_returns], pending[num_returns:])  # type: ignore[attr-defined]
+    fake.get = get  # type: ignore[attr-defined]
+    fake.cancel = lambda ref, force: None  # type: ignore[attr-defined]
+    exceptions = types.ModuleType("ray.exceptions")
+    exceptions.RayError = RayError  # type: ignore[attr-defined]
+    fake.exceptions = exceptions  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    monkeypatch.setitem(sys.modules, "ray.exceptions", exceptions)
+    with pytest.raises(TournamentError, match=r"a Ray task of 2 games \(\('.*WorkerCrashedError.*resume"):
+        run_tournament(small_config(tmp_path, backend="ray"))
+    rerun = run_tournament(small_config(tmp_path))
+    assert rerun.played == 18 - 4 and rerun.complete
+    assert_same_files(reference, tmp_path)

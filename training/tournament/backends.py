@@ -1,7 +1,8 @@
 """Where a tournament's games run: ``inprocess`` (one process; for
 debugging), ``pool`` (:mod:`training.game_pool`: local spawned processes; an
 agent whose worker dies or hangs forfeits the game in flight) and ``ray``
-(the same tasks as Ray tasks). Results are identical whatever the back end:
+(the same tasks as Ray tasks; a task that fails, its worker dead, stops the run with
+a :class:`TournamentError` and a rerun resumes). Results are identical whatever the back end:
 every game is a pure function of the config."""
 
 from __future__ import annotations
@@ -53,6 +54,17 @@ def _iter_pool(tasks: Sequence[GameTask], workers: int) -> Iterator[list[GameOut
         yield [output]
 
 
+def ray_failure(task: GameTask, exc: BaseException) -> TournamentError:
+    """The error that stops a Ray tournament whose task failed outside any agent's code (agents' own
+    faults are forfeits inside the task): Ray cannot say which seat was playing when a worker died,
+    so no game is forfeited; the games already finished are kept and a rerun resumes."""
+    keys = ", ".join(str(job.key) for job in task.jobs[:3]) + (" ..." if len(task.jobs) > 3 else "")
+    return TournamentError(
+        f"a Ray task of {len(task.jobs)} games ({keys}) failed: {type(exc).__name__}: {exc}; "
+        "the games finished before it are saved: run the same command again to resume"
+    )
+
+
 def _iter_ray(
     tasks: Sequence[GameTask], workers: int, address: str | None, runtime_env: Mapping[str, Any] | None
 ) -> Iterator[list[GameOutput]]:
@@ -73,13 +85,22 @@ def _iter_ray(
         else:
             ray.init(num_cpus=workers, **kwargs)
         started = True
+    from ray.exceptions import RayError
+
     remote = ray.remote(num_cpus=1, max_retries=0)(play_task)
-    pending = [remote.remote(task) for task in tasks]
+    task_of = {}
+    for task in tasks:
+        task_of[remote.remote(task)] = task
+    pending = list(task_of)
     try:
         while pending:
             done, pending = ray.wait(pending, num_returns=1)
             for ref in done:
-                yield ray.get(ref)
+                try:
+                    outputs = ray.get(ref)
+                except RayError as exc:  # a dead worker or node, or an error outside the agents' code
+                    raise ray_failure(task_of[ref], exc) from exc
+                yield outputs
     finally:
         for ref in pending:
             ray.cancel(ref, force=True)
