@@ -40,6 +40,14 @@ AGENTS: dict[str, str] = {
     "rummy-policy": "agents.rummy_policy:RummyPolicyAgent",
 }
 
+#: the games each built-in agent plays: evaluations and tournaments refuse a
+#: pairing that cannot be played before any game (training.games.check_agent_game)
+AGENT_GAMES: dict[str, tuple[str, ...]] = {
+    "random": ("burako", "rummy"),
+    **dict.fromkeys(("greedy", "planner", "ismcts", "fast_ismcts", "neural_ismcts", "human", "policy"), ("burako",)),
+    **dict.fromkeys(("rummy-heuristic", "rummy-greedy", "rummy-ismcts", "rummy-policy"), ("rummy",)),
+}
+
 
 def agent_names() -> list[str]:
     """The built-in names and those of installed plug-ins (``module:Class`` works too)."""

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from agents.registry import AGENT_GAMES, AGENTS
 from burako_env import analysis
-from burako_env.records import read_records
+from burako_env.records import GAMES, read_records
 from training.evaluate import agent_games, main
 from training.rummy_evaluate import evaluate_rummy
 
@@ -90,6 +91,8 @@ def test_agent_games_read_off_the_registry() -> None:
     assert agent_games("rummy-heuristic") == agent_games("rummy-greedy") == ("rummy",)
     assert agent_games("planner") == agent_games("policy") == ("burako",)
     assert agent_games("my_bots:Cautious") is None  # not in the registry: tried as given
+    assert set(AGENT_GAMES) == set(AGENTS)  # every built-in agent says which games it plays
+    assert all(games and set(games) <= set(GAMES) for games in AGENT_GAMES.values())
 
 
 def test_games_frame_reads_rummy_records(tmp_path: Path) -> None:

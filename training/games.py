@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from agents.registry import AGENTS
+from agents.registry import AGENT_GAMES, AGENTS
 from burako_env.records import GAMES, game_of
 from burako_env.rules import Rules, load_rules, preset_names
 from training.duplicate import seatings
@@ -43,23 +43,13 @@ __all__ = [
 
 #: whether a game's lower hand total wins (Rummy, R10) rather than the higher (Burako)
 LOWER_TOTAL_WINS: dict[str, bool] = {"burako": False, "rummy": True}
-#: built-in agent modules that play any masked game (the others play the game of their module)
-_ANY_GAME_MODULES = ("agents.random_agent",)
 
 
 # ---------------------------------------------------------------------- agents
 def agent_games(name: str) -> tuple[str, ...] | None:
-    """The games a built-in agent plays, read off the registry: Rummy agents live in
-    ``agents.rummy_*`` modules, the random agent plays both games, the others play
-    Burako. ``None`` for what the registry does not name (``module:Class``, plug-ins):
-    they are tried as given."""
-    target = AGENTS.get(name)
-    if target is None:
-        return None
-    module = target.split(":")[0]
-    if module in _ANY_GAME_MODULES:
-        return GAMES
-    return ("rummy",) if module.startswith("agents.rummy_") else ("burako",)
+    """The games a built-in agent plays (``agents.registry.AGENT_GAMES``). ``None`` for what the
+    registry does not name (``module:Class``, plug-ins): they are tried as given."""
+    return AGENT_GAMES.get(name)
 
 
 def check_agent_game(name: str, game: str) -> None:
