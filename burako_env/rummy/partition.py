@@ -66,6 +66,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import threading
 from collections.abc import Sequence
 
 import numba
@@ -710,30 +711,28 @@ def _prune(mand, opt):
 DFS_BUDGET = 4000
 
 
-#: the searches' reusable buffers (one search at a time: the Rummy engine is single-threaded)
-_DFS_CAP = 1024
-_DFS_CODES = np.empty((NUM_NUMBERS, _DFS_CAP), np.int64)
-_DFS_USED = np.empty((NUM_NUMBERS, _DFS_CAP, 4), np.int8)
-_DFS_ORDER = np.empty((NUM_NUMBERS, _DFS_CAP), np.int64)
 #: dead states: at most DFS_BUDGET of them, so a table of 2 x 4096 slots stays at most half full
-_DFS_DEAD_KEYS = np.zeros(8192 + 1, np.int64)
-_DFS_DEAD_STAMP = np.zeros(8192 + 1, np.int64)
+_DEAD_SLOTS = 8192 + 1
+
+
+class _DfsBuffers(threading.local):
+    """The searches' reusable buffers, one set per thread: ``_dfs`` runs without the GIL
+    (``nogil``), so two threads sharing one set would overwrite each other's search."""
+
+    def __init__(self, cap: int = 1024) -> None:
+        self.codes = np.empty((NUM_NUMBERS, cap), np.int64)
+        self.used = np.empty((NUM_NUMBERS, cap, 4), np.int8)
+        self.order = np.empty((NUM_NUMBERS, cap), np.int64)
+        self.dead_keys = np.zeros(_DEAD_SLOTS, np.int64)
+        self.dead_stamp = np.zeros(_DEAD_SLOTS, np.int64)
+
+
+_DFS_BUFFERS = _DfsBuffers()
 
 
 def _search(mandatory: np.ndarray, optional: np.ndarray, proven: np.ndarray) -> int:
-    return int(
-        _dfs(
-            mandatory,
-            optional,
-            DFS_BUDGET,
-            proven,
-            _DFS_CODES,
-            _DFS_USED,
-            _DFS_ORDER,
-            _DFS_DEAD_KEYS,
-            _DFS_DEAD_STAMP,
-        )
-    )
+    b = _DFS_BUFFERS
+    return int(_dfs(mandatory, optional, DFS_BUDGET, proven, b.codes, b.used, b.order, b.dead_keys, b.dead_stamp))
 
 
 def fits(mandatory: np.ndarray, graph_budget: int = GRAPH_BUDGET) -> bool:
