@@ -88,7 +88,7 @@ def _iter_ray(
     from ray.exceptions import RayError
 
     remote = ray.remote(num_cpus=1, max_retries=0)(play_task)
-    task_of = {}
+    task_of: dict[Any, GameTask] = {}  # Ray object ref -> its task
     for task in tasks:
         task_of[remote.remote(task)] = task
     pending = list(task_of)
