@@ -776,6 +776,18 @@ def test_b24_stock_exhausted_with_a_canasta_scores_without_closing_bonus(engine:
     assert state.mano == 1  # a scored hand passes the mano on
 
 
+def test_v3a_a_truncated_hand_scores_nothing_and_passes_the_mano_on(engine: Engine) -> None:
+    """V3a, B5: a hand cut at ``max_turns`` ends unscored like a void hand, but it was played:
+    the next hand's mano is the next player (only a void hand, B24, is dealt again by the same mano)."""
+    state = engine.new_game(rng(3), load_rules("burako", {"max_turns": 2}), num_players=2, mano=1)
+    while state.phase != Phase.HAND_OVER:
+        play(state, int(np.flatnonzero(state.legal_mask())[0]))
+    assert (state.end_reason, state.hand_scores, state.turn) == ("truncated", None, 2)
+    assert state.match_scores == [0, 0]
+    state.next_hand(rng(4))
+    assert (state.mano, state.current, state.hand_number) == (0, 0, 1)
+
+
 def test_b24_last_stock_tile_is_drawn_and_played(engine: Engine) -> None:
     state = engine.build(hands={0: "K9 K10", 1: "Y5"}, stock="B6", leftover="pile", phase=Phase.DRAW)
     assert legal(state) == {A.DRAW_STOCK, A.TAKE_PILE}
