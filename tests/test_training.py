@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+import yaml
 from conftest import episodes_by_hand
 
 from agents import checkpoint as ckpt
@@ -76,6 +77,10 @@ def test_smoke_config_trains_checkpoints_and_resumes_from_the_same_step(tmp_path
         assert torch.equal(a, b)
     resumed.train()
     assert resumed.global_step >= 3000 and resumed.update > update
+    # the run folder's config.yaml is the config it went on with, and the change is on record
+    assert yaml.safe_load((trainer.run_dir / "config.yaml").read_text())["total_steps"] == 3000
+    changes = yaml.safe_load((trainer.run_dir / "config_changes.yaml").read_text())
+    assert changes == [{"update": update, "global_step": step, "changed": {"total_steps": [1500, 3000]}}]
 
 
 def test_command_line_trains_the_smoke_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

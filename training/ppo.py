@@ -75,7 +75,6 @@ from typing import Any
 
 import numpy as np
 import torch
-import yaml
 from torch import nn
 from tqdm import tqdm
 
@@ -96,7 +95,7 @@ from training.games import check_agent_game, game_and_rules
 from training.league import League
 from training.locks import folder_lock
 from training.network import LegalIndex, evaluate_actions, evaluate_actions_dense
-from training.resume import latest_checkpoint, new_run_dir, restore, save_checkpoint
+from training.resume import latest_checkpoint, new_run_dir, record_config, restore, save_checkpoint
 from training.rollout import VectorRollout, episode_batch, episode_length
 from training.rummy_rollout import RummyRollout
 from training.schedule import schedule_problems, scheduled_values
@@ -719,7 +718,9 @@ class Trainer:
         self.started = time.perf_counter()
         if self.update == 0:
             self._log_hparams()
-            (self.run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False), encoding="utf-8")
+        changed = record_config(self.run_dir, cfg.to_dict(), self.update, self.global_step)
+        if changed:
+            print(f"resumed with changed settings (config_changes.yaml): {sorted(changed)}", file=sys.stderr)
         if not self.bc_done:
             stats = self.behaviour_clone()
             print(f"behaviour cloning of {cfg.bc_teacher}: {stats}", file=sys.stderr)

@@ -11,6 +11,11 @@ and results) and the evaluation history. ``burako-train --resume RUN_DIR``
 (:func:`restore`); TensorBoard events logged after the checkpoint's step are
 dropped, so the curves continue without a fold. The format and its checks
 are :mod:`training.checkpoint`'s.
+
+``config.yaml`` in the run folder is the config the run is going on with
+(:func:`record_config`): a resume that changes fields (``--set
+max_minutes=115``) rewrites it and appends what changed, at which update, to
+``config_changes.yaml``, so the folder says how its policy was trained.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
+import yaml
 
 from agents import checkpoint as ckpt
 from agents.network import NetworkShape
@@ -45,6 +51,27 @@ def new_run_dir(root: Path, env_name: str, config: PPOConfig) -> Path:
             continue
         return path
     raise RuntimeError(f"no free run folder name under {root} for {base}")  # pragma: no cover
+
+
+def record_config(run_dir: Path, config: dict[str, Any], update: int, global_step: int) -> dict[str, list[Any]]:
+    """Write ``config.yaml``; when the folder already has one that differs
+    (a resume with other settings), append the change to ``config_changes.yaml``.
+    Returns the changed fields as ``{field: [before, after]}``."""
+    path = run_dir / "config.yaml"
+    now = yaml.safe_load(yaml.safe_dump(config, sort_keys=False))  # as it reads back: tuples become lists
+    changed: dict[str, list[Any]] = {}
+    if path.is_file():
+        before = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        if not isinstance(before, dict):
+            before = {}
+        changed = {k: [before.get(k), v] for k, v in now.items() if before.get(k) != v}
+        if not changed:
+            return changed
+        entry = [{"update": update, "global_step": global_step, "changed": changed}]
+        with (run_dir / "config_changes.yaml").open("a", encoding="utf-8") as f:
+            f.write(yaml.safe_dump(entry, sort_keys=False))
+    path.write_text(yaml.safe_dump(now, sort_keys=False), encoding="utf-8")
+    return changed
 
 
 def latest_checkpoint(path: Path) -> Path:
