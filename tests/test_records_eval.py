@@ -315,6 +315,51 @@ def test_evaluation_reproducible_and_independent_of_workers(tmp_path: Path) -> N
     assert [o.deal_seed for o in other.outcomes] != [o.deal_seed for o in ev.outcomes]
 
 
+def test_a_killed_evaluation_resumes_from_its_record_file(tmp_path: Path) -> None:
+    """--resume: the whole deals in the record file are counted, a half deal and a torn
+    line are played again, and the result and the file equal an uninterrupted run's."""
+    planner = AgentSpec.of("planner")
+    full_path = tmp_path / "full.jsonl"
+    full = evaluate(planner, RANDOM, games=8, seed=3, record_path=full_path)
+    lines = full_path.read_bytes().splitlines(keepends=True)
+    assert len(lines) == 8
+
+    def summary_of(ev: Any) -> dict[str, Any]:
+        data = ev.summary.to_dict()
+        data.pop("seconds")
+        return data
+
+    # killed after deal 1, in the first game of deal 2, while writing its second game
+    path = tmp_path / "killed.jsonl"
+    path.write_bytes(b"".join(lines[:5]) + lines[5][:40])
+    resumed = evaluate(planner, RANDOM, games=8, seed=3, record_path=path, resume=True)
+    assert resumed.resumed_games == 4
+    assert summary_of(resumed) == summary_of(full)
+    assert [(o.deal, o.seating, o.a_score, o.b_score, o.end_reason) for o in resumed.outcomes] == [
+        (o.deal, o.seating, o.a_score, o.b_score, o.end_reason) for o in full.outcomes
+    ]
+    assert path.read_bytes() == full_path.read_bytes()
+    # nothing left to play: the file is the result
+    again = evaluate(planner, RANDOM, games=8, seed=3, record_path=path, resume=True)
+    assert again.resumed_games == 8 and summary_of(again) == summary_of(full)
+
+    # another evaluation's file, a corrupt line before the end, too many games: clear errors, file unchanged
+    before = full_path.read_bytes()
+    with pytest.raises(ValueError, match="another evaluation"):
+        evaluate(RANDOM, RANDOM, games=8, seed=3, record_path=full_path, resume=True)
+    with pytest.raises(ValueError, match="another evaluation"):
+        evaluate(planner, RANDOM, games=8, seed=4, record_path=full_path, resume=True)
+    with pytest.raises(ValueError, match="more than --games 4"):
+        evaluate(planner, RANDOM, games=4, seed=3, record_path=full_path, resume=True)
+    assert full_path.read_bytes() == before
+    corrupt = tmp_path / "corrupt.jsonl"
+    corrupt.write_bytes(b"".join(lines[:2]) + b"{oops\n" + b"".join(lines[3:]))
+    with pytest.raises(ValueError, match="line 3"):
+        evaluate(planner, RANDOM, games=8, seed=3, record_path=corrupt, resume=True)
+    with pytest.raises(ValueError, match="--record"):
+        evaluate(planner, RANDOM, games=8, seed=3, resume=True)
+
+
 class SideZeroStrong:
     """A deliberately seat-biased agent: in side 0 it melds whenever it can
     (a big edge over random play), elsewhere it plays at random."""
@@ -399,7 +444,7 @@ def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "A win rate" in out and "mean score A - B" in out and "6" in out
     assert len(read_records(record, verify=True)) == 6
     assert json.loads(summary.read_text())["games"] == 6
-    for bad in (["--games", "5"], ["--a-opt", "nokey"], ["--b", "nobody"]):
+    for bad in (["--games", "5"], ["--a-opt", "nokey"], ["--b", "nobody"], ["--resume"]):
         with pytest.raises(SystemExit) as info:
             main([*argv, *bad])
         assert info.value.code == 2

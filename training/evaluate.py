@@ -10,6 +10,11 @@ bridge: with 2 players A sits in seat 0 then in seat 1; with 4 players A's
 partnership sits in seats 0+2 then in seats 1+3. Each side gets each hand of
 tiles once, and the pair's mean outcome is free of both deal and seat luck.
 
+A long evaluation killed part way continues with the same command plus
+``--resume`` (Burako, with ``--record``): the whole deals in the record file
+are counted as they are, the rest are played, and the table and the file are
+those of an uninterrupted run (:func:`recorded_games`).
+
 Seeds (all derived from ``--seed``, so a run is reproducible and independent
 of ``--workers``):
 
@@ -72,7 +77,7 @@ from agents.options import parse_options, parse_value
 from agents.registry import agent_names
 from agents.runner import AgentFault, play_game
 from burako_env.engine import TRUNCATED, VOID
-from burako_env.records import GAMES, RecordWriter
+from burako_env.records import GAMES, RecordError, RecordWriter, dumps_record, rules_of, validate_record
 from burako_env.rules import Rules, RulesError, load_rules
 from training.duplicate import (
     AgentSpec,
@@ -184,6 +189,79 @@ def play_deal_pair(
     return out
 
 
+def _row_of_record(record: dict[str, Any], a: str, b: str, keep: bool) -> GameRow:
+    """The result row of a game an earlier run recorded (what :func:`play_deal_pair` returned for it)."""
+    meta = record["meta"]["evaluation"]
+    scores = record["hand_scores"]
+    return scored_row(
+        pairing=0,
+        a=a,
+        b=b,
+        deal=int(meta["deal"]),
+        seating=int(meta["seating"]),
+        deal_seed=int(record["deal_seed"]),
+        a_seats=tuple(int(s) for s in meta["a_seats"]),
+        sides=record["sides"],
+        side_totals=None if scores is None else [int(s["total"]) for s in scores],
+        end_reason=str(record["end_reason"]),
+        turns=int(record["turns"]),
+        actions=len(record["actions"]),
+        record=record if keep else None,
+    )
+
+
+def recorded_games(
+    path: Path, a: AgentSpec, b: AgentSpec, rules: Rules, num_players: int, seed: int, games: int
+) -> tuple[list[dict[str, Any]], str]:
+    """The records of the whole deals an earlier run of *this* evaluation wrote
+    to ``path`` (``--resume``), and a note on what was dropped.
+
+    Records are written in deal order, so a killed run leaves whole deals, maybe
+    one deal with only its first game, and maybe a torn last line: those two are
+    dropped (played again). Anything else that does not fit (another agent,
+    seed, rules or player count, a gap, a corrupt line before the end) is a
+    :class:`ValueError` naming the line, and the file is left as it is."""
+    per_deal = len(seatings(num_players))
+    lines = path.read_bytes().split(b"\n")
+    records: list[dict[str, Any]] = []
+    dropped = ""
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw.decode("utf-8"))
+            validate_record(record)
+        except (UnicodeDecodeError, json.JSONDecodeError, RecordError) as exc:
+            if all(not rest.strip() for rest in lines[number:]):  # the last line, cut short by the kill
+                dropped = f"a torn last line (line {number})"
+                break
+            raise ValueError(f"{path}, line {number}: not a game record this run can resume from ({exc})") from exc
+        index = len(records)
+        deal, seating = divmod(index, per_deal)
+        want = {"seed": seed, "deal": deal, "seating": seating, "a": a.label, "b": b.label}
+        meta = record.get("meta", {}).get("evaluation") if isinstance(record.get("meta"), dict) else None
+        got = {k: meta.get(k) for k in want} if isinstance(meta, dict) else None
+        if got != want:
+            raise ValueError(
+                f"{path}, line {number}: the record file holds another evaluation, or a gap: expected {want}, "
+                f"found {got}; use another --record path, or the run's own options"
+            )
+        if record["num_players"] != num_players or rules_of(record) != rules:
+            raise ValueError(
+                f"{path}, line {number}: recorded with other rules or player count "
+                f"({record['rules'].get('name')!r}, {record['num_players']} players)"
+            )
+        if record["deal_seed"] != deal_seed(seed, deal):
+            raise ValueError(f"{path}, line {number}: deal {deal}'s seed is not this run's (a tampered record?)")
+        records.append(record)
+    whole = len(records) - len(records) % per_deal
+    if whole < len(records):
+        dropped = ", ".join(filter(None, [dropped, f"the first game of deal {whole // per_deal} without its pair"]))
+    if whole > games:
+        raise ValueError(f"{path} holds {whole} games of this evaluation, more than --games {games}")
+    return records[:whole], dropped
+
+
 # ---------------------------------------------------------------------- summary
 @dataclass
 class Summary(MatchFigures):
@@ -235,6 +313,8 @@ def summarize(outcomes: Sequence[GameRow], a: str, b: str, rules: str, num_playe
 class Evaluation:
     summary: Summary
     outcomes: list[GameRow]
+    #: games taken from the record file of an earlier run (``resume``), not played by this one
+    resumed_games: int = 0
 
 
 def _worker_died(death: WorkerDeath) -> list[GameRow]:
@@ -277,10 +357,13 @@ def evaluate(
     keep_records: bool = False,
     chunk_size: int | None = None,
     progress: bool = False,
+    resume: bool = False,
 ) -> Evaluation:
     """Play ``games`` games (``games / 2`` deals, each with both seatings) and
     summarize. Records go to ``record_path`` (JSON lines, game order) and are
-    kept on the outcomes with ``keep_records``. Raises :class:`AgentFault` if
+    kept on the outcomes with ``keep_records``. With ``resume``, the whole
+    deals already in ``record_path`` (:func:`recorded_games`) are counted, not
+    played again, and the run plays the rest. Raises :class:`AgentFault` if
     an agent fails."""
     if games <= 0 or games % 2:
         raise ValueError(f"games must be a positive even number (each deal is played twice), got {games}")
@@ -296,12 +379,13 @@ def evaluate(
         chunk_size = max(1, min(25, math.ceil(n_deals / (4 * workers))))
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
         raise ValueError(f"chunk_size (deals per worker task) must be an integer >= 1, got {chunk_size!r}")
+    if resume and record_path is None:
+        raise ValueError("resume needs the record file of the run to continue (--record PATH)")
     want_records = record_path is not None or keep_records
-    chunks = deal_chunks(n_deals, chunk_size)
-    tasks = [_Task(a, b, rules_obj, num_players, seed, deals, want_records) for deals in chunks]
     outcomes: list[GameOutcome] = []
     writer = None
     lock = None
+    done_deals = 0
     if record_path is not None:
         record_path = Path(record_path)
         if record_path.is_dir():
@@ -310,13 +394,33 @@ def evaluate(
             raise ValueError(f"record path {str(record_path)!r}: the folder {str(record_path.parent)!r} does not exist")
         # a second run writing the same file is refused (two writers would interleave their lines)
         lock = file_lock(record_path, "the record file")
-        writer = RecordWriter(record_path)
+        try:
+            if resume and record_path.is_file():
+                kept, dropped = recorded_games(record_path, a, b, rules_obj, num_players, seed, games)
+                if dropped:  # rewrite the file as the whole deals, then append
+                    tmp = record_path.with_name(record_path.name + ".resume-tmp")
+                    tmp.write_text("".join(dumps_record(r) + "\n" for r in kept), encoding="utf-8")
+                    tmp.replace(record_path)
+                    print(f"resume: dropped {dropped}; it is played again", file=sys.stderr)
+                outcomes = [_row_of_record(r, a.label, b.label, keep_records) for r in kept]
+                done_deals = len(kept) // len(seatings(num_players))
+            writer = RecordWriter(record_path, mode="a" if resume else "w")
+        except BaseException:
+            lock.release()
+            raise
+    chunks = [tuple(d for d in deals if d >= done_deals) for deals in deal_chunks(n_deals, chunk_size)]
+    tasks = [_Task(a, b, rules_obj, num_players, seed, deals, want_records) for deals in chunks if deals]
     start = time.perf_counter()
     try:
         with tqdm(
-            total=games, unit="game", desc=f"{a.label} vs {b.label}", disable=not progress, file=sys.stderr
+            total=games,
+            initial=len(outcomes),
+            unit="game",
+            desc=f"{a.label} vs {b.label}",
+            disable=not progress,
+            file=sys.stderr,
         ) as bar:
-            for chunk in _ordered_results(tasks, workers):
+            for chunk in _ordered_results(tasks, workers) if tasks else ():
                 for o in chunk:
                     if writer is not None and o.record is not None:
                         writer.write(o.record)
@@ -331,7 +435,7 @@ def evaluate(
             lock.release()
     summary = summarize(outcomes, a.label, b.label, rules_obj.name, num_players, seed)
     summary.seconds = time.perf_counter() - start
-    return Evaluation(summary, outcomes)
+    return Evaluation(summary, outcomes, resumed_games=done_deals * len(seatings(num_players)))
 
 
 # ---------------------------------------------------------------------- command line
@@ -425,6 +529,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--players", type=int, default=2, choices=(2, 4), help="Rummy: 2 only")
     parser.add_argument("--record", metavar="PATH", help="write every game as a JSON line (burako_env.records)")
     parser.add_argument("--json", metavar="PATH", help="also write the summary as JSON")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="Burako: continue a killed run from its --record file (same options; its whole deals are not replayed)",
+    )
     parser.add_argument("--chunk-size", type=int, default=None, help="deals per worker task")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser
@@ -456,6 +565,7 @@ def main(argv: list[str] | None = None) -> int:
             record_path=args.record,
             chunk_size=args.chunk_size,
             progress=not args.no_progress,
+            resume=args.resume,
         )
     except AgentFault as fault:
         print(f"burako-eval: {fault}", file=sys.stderr)
@@ -464,8 +574,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(exc))
     print(format_table(result.summary))
     seconds = result.summary.seconds
+    played = result.summary.games - result.resumed_games
     # timing on stderr: stdout is identical whatever the worker count
-    print(f"{seconds:.1f} s, {result.summary.games / max(seconds, 1e-9):.1f} games/s", file=sys.stderr)
+    resumed = f" ({result.resumed_games} games from the record file)" if result.resumed_games else ""
+    print(f"{seconds:.1f} s, {played / max(seconds, 1e-9):.1f} games/s{resumed}", file=sys.stderr)
     if args.record:
         print(f"records: {args.record}")
     if args.json:
@@ -477,6 +589,8 @@ def _main_rummy(args: argparse.Namespace, a: AgentSpec, b: AgentSpec, rules: str
     """The Rummy run of :func:`main` (its errors are :func:`main`'s)."""
     from training.rummy_evaluate import evaluate_rummy  # Rummy's modules load when a Rummy run asks for them
 
+    if args.resume:
+        raise ValueError("--resume is for Burako evaluations; a Rummy evaluation starts again (it is minutes long)")
     if args.players != 2:
         raise ValueError(
             f"Rummy's duplicate evaluation is for 2 players (each for himself), got --players {args.players}"
