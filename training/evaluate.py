@@ -77,7 +77,7 @@ from agents.options import parse_options, parse_value
 from agents.registry import agent_names
 from agents.runner import AgentFault, play_game
 from burako_env.engine import TRUNCATED, VOID
-from burako_env.records import GAMES, RecordError, RecordWriter, dumps_record, rules_of, validate_record
+from burako_env.records import GAMES, RecordError, RecordWriter, iter_records, rules_of, write_records
 from burako_env.rules import Rules, RulesError, load_rules
 from training.duplicate import (
     AgentSpec,
@@ -220,40 +220,36 @@ def recorded_games(
     one deal with only its first game, and maybe a torn last line: those two are
     dropped (played again). Anything else that does not fit (another agent,
     seed, rules or player count, a gap, a corrupt line before the end) is a
-    :class:`ValueError` naming the line, and the file is left as it is."""
+    :class:`ValueError` naming the line or record, and the file is left as it is."""
     per_deal = len(seatings(num_players))
-    lines = path.read_bytes().split(b"\n")
     records: list[dict[str, Any]] = []
     dropped = ""
-    for number, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        try:
-            record = json.loads(raw.decode("utf-8"))
-            validate_record(record)
-        except (UnicodeDecodeError, json.JSONDecodeError, RecordError) as exc:
-            if all(not rest.strip() for rest in lines[number:]):  # the last line, cut short by the kill
-                dropped = f"a torn last line (line {number})"
-                break
-            raise ValueError(f"{path}, line {number}: not a game record this run can resume from ({exc})") from exc
-        index = len(records)
+    try:
+        for record in iter_records(path):
+            records.append(record)
+    except RecordError as exc:
+        lines = path.read_bytes().split(b"\n")
+        if exc.line is None or any(rest.strip() for rest in lines[exc.line :]):
+            raise ValueError(f"{path}: not a game record this run can resume from ({exc})") from exc
+        dropped = f"a torn last line (line {exc.line})"  # the last line, cut short by the kill
+    for index, record in enumerate(records):
         deal, seating = divmod(index, per_deal)
+        number = index + 1  # the record's place in the file (blank lines aside)
         want = {"seed": seed, "deal": deal, "seating": seating, "a": a.label, "b": b.label}
         meta = record.get("meta", {}).get("evaluation") if isinstance(record.get("meta"), dict) else None
         got = {k: meta.get(k) for k in want} if isinstance(meta, dict) else None
         if got != want:
             raise ValueError(
-                f"{path}, line {number}: the record file holds another evaluation, or a gap: expected {want}, "
+                f"{path}, record {number}: the record file holds another evaluation, or a gap: expected {want}, "
                 f"found {got}; use another --record path, or the run's own options"
             )
         if record["num_players"] != num_players or rules_of(record) != rules:
             raise ValueError(
-                f"{path}, line {number}: recorded with other rules or player count "
+                f"{path}, record {number}: recorded with other rules or player count "
                 f"({record['rules'].get('name')!r}, {record['num_players']} players)"
             )
         if record["deal_seed"] != deal_seed(seed, deal):
-            raise ValueError(f"{path}, line {number}: deal {deal}'s seed is not this run's (a tampered record?)")
-        records.append(record)
+            raise ValueError(f"{path}, record {number}: deal {deal}'s seed is not this run's (a tampered record?)")
     whole = len(records) - len(records) % per_deal
     if whole < len(records):
         dropped = ", ".join(filter(None, [dropped, f"the first game of deal {whole // per_deal} without its pair"]))
@@ -373,7 +369,7 @@ def evaluate(
         raise ValueError(f"workers must be >= 1, got {workers}")
     rules_obj = load_rules(rules)
     rules_obj.check_players(num_players)
-    seatings(num_players)  # two sides, or a clear error now rather than in a worker
+    per_deal = len(seatings(num_players))  # two sides, or a clear error now rather than in a worker
     n_deals = games // 2
     if chunk_size is None:
         chunk_size = max(1, min(25, math.ceil(n_deals / (4 * workers))))
@@ -399,11 +395,11 @@ def evaluate(
                 kept, dropped = recorded_games(record_path, a, b, rules_obj, num_players, seed, games)
                 if dropped:  # rewrite the file as the whole deals, then append
                     tmp = record_path.with_name(record_path.name + ".resume-tmp")
-                    tmp.write_text("".join(dumps_record(r) + "\n" for r in kept), encoding="utf-8")
+                    write_records(tmp, kept)
                     tmp.replace(record_path)
                     print(f"resume: dropped {dropped}; it is played again", file=sys.stderr)
                 outcomes = [_row_of_record(r, a.label, b.label, keep_records) for r in kept]
-                done_deals = len(kept) // len(seatings(num_players))
+                done_deals = len(kept) // per_deal
             writer = RecordWriter(record_path, mode="a" if resume else "w")
         except BaseException:
             lock.release()
@@ -435,7 +431,7 @@ def evaluate(
             lock.release()
     summary = summarize(outcomes, a.label, b.label, rules_obj.name, num_players, seed)
     summary.seconds = time.perf_counter() - start
-    return Evaluation(summary, outcomes, resumed_games=done_deals * len(seatings(num_players)))
+    return Evaluation(summary, outcomes, resumed_games=done_deals * per_deal)
 
 
 # ---------------------------------------------------------------------- command line
