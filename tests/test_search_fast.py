@@ -218,16 +218,20 @@ def test_search_agents_respect_budgets() -> None:
 
 
 @pytest.mark.parametrize(
-    ("name", "rules", "num_players"), [("fast_ismcts", "burako_casual", 3), ("neural_ismcts", "burako", 2)]
+    ("name", "rules", "num_players", "options"),
+    [
+        ("fast_ismcts", "burako_casual", 3, {"simulations": 6, "root_actions": 2}),
+        ("neural_ismcts", "burako", 2, {"simulations": 6, "leaf_batch": 3}),
+        ("neural_ismcts", "burako", 2, {"simulations": 6, "leaf_batch": 3, "fpu_reduction": 0.2, "rollout_weight": 1}),
+    ],
 )
-def test_search_agents_play_only_legal_moves(name: str, rules: str, num_players: int) -> None:
+def test_search_agents_play_only_legal_moves(name: str, rules: str, num_players: int, options: dict) -> None:
     """A whole hand through the game runner (which faults an illegal move),
     the search agent in seat 0 against Planners."""
     from agents.heuristic import Planner
     from agents.registry import make_agent
     from agents.runner import play_game
 
-    options = {"simulations": 6, "root_actions": 2} if name == "fast_ismcts" else {"simulations": 6, "leaf_batch": 3}
     agents = [make_agent(name, seed=1, **options)] + [Planner(seed=p) for p in range(1, num_players)]
     result = play_game(agents, rules, num_players, 21, record=False)
     assert result.end_reason is not None
@@ -244,3 +248,74 @@ def test_search_agents_reject_bad_options_and_layouts() -> None:
         NeuralISMCTSAgent(simulations=0)
     with pytest.raises(CheckpointError, match="layout"):
         NeuralISMCTSAgent().reset(0, "burako", 4)  # the shipped bot plays 2 players
+    with pytest.raises(ValueError, match="fpu_reduction"):
+        NeuralISMCTSAgent(fpu_reduction=-0.1)
+    with pytest.raises(ValueError, match="rollout_weight"):
+        NeuralISMCTSAgent(rollout_weight=1.5)
+
+
+def test_neural_search_first_play_urgency() -> None:
+    """``fpu_reduction``: an untried move counts as the node's mean value
+    minus the reduction, not as 0, so a winning side also tries its other
+    moves. Numbers by hand: c_puct 1.5, equal priors; move 0 tried once
+    (value 1.0), the node's own value 1.0 -> mean 1.0, untried 0.8:
+    move 0 scores 1 + 1.5 * 0.5 * sqrt(2) / 2 = 1.53, move 1 scores
+    0.8 + 1.5 * 0.5 * sqrt(2) = 1.86 (but 0 + 1.06 without urgency)."""
+    from agents.neural_search import NeuralISMCTSAgent, _Node
+
+    node = _Node(side=0)
+    node.logits = np.zeros(F.NUM_ACTIONS, dtype=np.float32)
+    node.value = 1.0
+    node.visits[0], node.total[0] = 1.0, 1.0
+    legal = np.array([0, 1])
+    assert NeuralISMCTSAgent(exploration=1.5)._select(node, legal) == 0
+    assert NeuralISMCTSAgent(exploration=1.5, fpu_reduction=0.2)._select(node, legal) == 1
+    assert NeuralISMCTSAgent(exploration=1.5, fpu_reduction=0.8)._select(node, legal) == 0  # 0.2 + 1.06 < 1.53
+
+
+def test_neural_search_scores_a_truncated_hand_as_training_did() -> None:
+    """V3a: a hand cut at ``max_turns`` has no score; the search counts it
+    as the checkpoint's ``truncated_reward`` for every side (0 for a void hand)."""
+    from agents.neural_search import NeuralISMCTSAgent
+
+    agent = NeuralISMCTSAgent()
+    assert agent.truncated_reward == 0.0  # the shipped checkpoint was trained without one
+    agent.truncated_reward = -0.5
+    st = FastGame.new_game(np.random.default_rng(0), "burako", 2).st.copy()
+    st[F.HAS_SCORES], st[F.END_REASON] = 0, F.END_TRUNCATED
+    assert agent._terminal_values(st, 2).tolist() == [-0.5, -0.5]
+    st[F.END_REASON] = F.END_VOID
+    assert agent._terminal_values(st, 2).tolist() == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("weight", [0.0, 1.0])
+def test_neural_search_rollout_weight_blends_the_leaf_values(weight: float) -> None:
+    """``rollout_weight``: a leaf's value is (1 - w) x the value head + w x
+    the compiled rollout's. A value head answering 100 everywhere shows in
+    the root's mean values at w = 0 and vanishes at w = 1 (a rollout's value
+    is at most win_weight + 3 x value_scale / reward_scale = 1.4 here)."""
+    import torch
+
+    from agents.base import SeatView
+    from agents.neural_search import NeuralISMCTSAgent
+
+    state, observation = _decision()
+    agent = NeuralISMCTSAgent(seed=0, simulations=32, leaf_batch=8, rollout_weight=weight)
+    real = agent._evaluate
+
+    def evaluate(obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        logits, _ = real(obs)
+        return logits, np.full(len(obs), 100.0, dtype=np.float32)
+
+    agent._evaluate = evaluate  # type: ignore[method-assign]
+    agent.reset(state.current, state.rules, 2)
+    with torch.no_grad():
+        agent.act(observation, SeatView(state, state.current, np.random.default_rng(0)))
+    root = agent.last_root
+    assert root is not None and agent.last_simulations == 32
+    tried = root.visits > 0
+    means = np.abs(root.total[tried] / root.visits[tried])
+    if weight == 0.0:
+        assert means.max() > 50.0
+    else:
+        assert means.max() <= 1.4 + 1e-6

@@ -78,7 +78,7 @@ def test_neural_search_settings() -> None:
     assert agent.settings == SearchSettings(simulations=256, exploration=1.5, time_per_move=0.2)
     with pytest.warns(DeprecationWarning, match="c_puct= is deprecated, use exploration="):
         assert NeuralISMCTSAgent(c_puct=2.0).settings.exploration == 2.0
-    with pytest.raises(TypeError, match="neural_ismcts does not use the search setting 'depth'"):
-        NeuralISMCTSAgent(depth=3)
+    with pytest.raises(TypeError, match="neural_ismcts does not use the search setting 'root_actions'"):
+        NeuralISMCTSAgent(root_actions=3)
     with pytest.raises(ValueError, match="exploration"):
         NeuralISMCTSAgent(exploration=0.0)
