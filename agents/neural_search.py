@@ -37,6 +37,10 @@ Two options, off by default:
   evaluation scores where it stops (a side's lead ``L`` over ``value_scale``,
   as ``win_weight * tanh(L) + score_weight * L * value_scale / reward_scale``
   in the network's reward units). It costs about a third of the simulations.
+* ``planner_prior`` ``m``: the root's prior is ``(1 - m)`` times the policy
+  head's plus ``m`` on the Planner's choice (the move ``ismcts`` keeps unless
+  another clearly beats it), so the search starts from the heuristic's
+  move as well as the network's; deeper nodes keep the network's prior.
 
 Budget: ``simulations`` leaves per decision, or ``time_per_move`` seconds
 (measured from the call, at least one batch; a batch stops early when the
@@ -57,6 +61,7 @@ import torch
 from agents import checkpoint as ckpt
 from agents.base import SeatView
 from agents.fast_search import eval_tables, rollout_values
+from agents.heuristic.policies import PlannerPolicy
 from agents.policy import DEFAULT_CHECKPOINT, PolicyAgent
 from agents.search_settings import SearchSettings
 from burako_env import fast as F
@@ -131,7 +136,7 @@ class NeuralISMCTSAgent:
     ``time_per_move`` and ``exploration`` (PUCT's c_puct; ``c_puct`` is its
     deprecated name), as keywords or whole as ``settings=``; ``depth``,
     ``max_rollout_actions`` and ``value_scale`` for the rollouts.
-    ``fpu_reduction`` and ``rollout_weight``: module docstring. ``torch_threads``:
+    ``fpu_reduction``, ``rollout_weight`` and ``planner_prior``: module docstring. ``torch_threads``:
     torch's thread count during a search (restored afterwards; None leaves it
     as it is). One thread is the default because the forward passes are
     small: on a busy 2-core machine a 2-thread pass took 17-120 ms against
@@ -152,6 +157,7 @@ class NeuralISMCTSAgent:
         torch_threads: int | None = 1,
         fpu_reduction: float | None = None,
         rollout_weight: float = 0.0,
+        planner_prior: float = 0.0,
         **options: Any,
     ) -> None:
         self.settings = SearchSettings.for_agent(
@@ -165,6 +171,10 @@ class NeuralISMCTSAgent:
             raise ValueError(f"fpu_reduction must be a finite number >= 0 or None, got {fpu_reduction}")
         if not (0.0 <= rollout_weight <= 1.0):
             raise ValueError(f"rollout_weight must be in [0, 1], got {rollout_weight}")
+        if not (0.0 <= planner_prior <= 1.0):
+            raise ValueError(f"planner_prior must be in [0, 1], got {planner_prior}")
+        self.planner_prior = float(planner_prior)
+        self.planner = PlannerPolicy() if planner_prior > 0 else None
         self.fpu_reduction = None if fpu_reduction is None else float(fpu_reduction)
         self.rollout_weight = float(rollout_weight)
         path = str(checkpoint if checkpoint is not None else DEFAULT_CHECKPOINT)
@@ -205,14 +215,17 @@ class NeuralISMCTSAgent:
         self.seat = view.seat
         if legal.size == 1:
             return int(legal[0])
-        game = FastGame.from_game_state(view.public_state())
+        public = view.public_state()
+        game = FastGame.from_game_state(public)
+        hint = None if self.planner is None else self.planner.choose(public, legal.tolist())
         budget = self.settings.time_per_move
         deadline = None if budget is None else start + budget
         threads = torch.get_num_threads()
         if self.torch_threads is not None:
             torch.set_num_threads(self.torch_threads)
         try:
-            return self.search(game, np.asarray(observation["observation"], dtype=np.float32), legal, deadline)
+            obs = np.asarray(observation["observation"], dtype=np.float32)
+            return self.search(game, obs, legal, deadline, hint)
         finally:
             torch.set_num_threads(threads)
 
@@ -221,9 +234,17 @@ class NeuralISMCTSAgent:
         logits, value = self.net(torch.from_numpy(obs))
         return logits.numpy(), value.numpy()
 
-    def search(self, game: FastGame, observation: np.ndarray, legal: np.ndarray, deadline: float | None) -> int:
+    def search(
+        self,
+        game: FastGame,
+        observation: np.ndarray,
+        legal: np.ndarray,
+        deadline: float | None,
+        hint: int | None = None,
+    ) -> int:
         """PUCT simulations from ``game`` (the seat's view, its hidden parts
-        resampled each simulation); returns the most visited legal root move."""
+        resampled each simulation); returns the most visited legal root move.
+        ``hint``: the Planner's choice, weighted into the root's prior by ``planner_prior``."""
         tables = game.tables
         if self.seat < 0:
             self.seat = game.current
@@ -233,6 +254,8 @@ class NeuralISMCTSAgent:
         began = time.perf_counter()
         root_logits, root_value = self._evaluate(observation[None, :])
         root.logits, root.value = root_logits[0], float(root_value[0])
+        if hint is not None and self.planner_prior > 0:
+            root.logits = self._hinted_logits(root.logits, legal, hint)
         self._forward_s = max(self._forward_s, time.perf_counter() - began)
         batch = self.leaf_batch
         obs = np.zeros((batch, tables.obs_size), dtype=np.float32)
@@ -347,6 +370,19 @@ class NeuralISMCTSAgent:
         q = np.divide(node.total[legal], n, out=np.full_like(n, unvisited), where=n > 0)
         score = q + self.settings.exploration * prior * math.sqrt(float(n.sum()) + 1.0) / (1.0 + n)
         return int(legal[int(np.argmax(score))])
+
+    def _hinted_logits(self, logits: np.ndarray, legal: np.ndarray, hint: int) -> np.ndarray:
+        """Logits whose softmax over ``legal`` is ``(1 - m)`` x the network's
+        prior + ``m`` on ``hint`` (``m``: ``planner_prior``)."""
+        if hint not in legal:
+            raise ValueError(f"the Planner's choice {hint} is not a legal root move")
+        prior = np.exp(logits[legal] - logits[legal].max())
+        prior *= (1.0 - self.planner_prior) / prior.sum()
+        prior[np.flatnonzero(legal == hint)[0]] += self.planner_prior
+        out = np.full(F.NUM_ACTIONS, -np.inf, dtype=np.float32)
+        with np.errstate(divide="ignore"):  # a zero prior (m = 1) is a move PUCT never explores first
+            out[legal] = np.log(prior)
+        return out
 
     def _side_values(self, value: float, side: int, sides: int) -> np.ndarray:
         """The network's value for the side to move, as zero-sum side values."""

@@ -223,6 +223,7 @@ def test_search_agents_respect_budgets() -> None:
         ("fast_ismcts", "burako_casual", 3, {"simulations": 6, "root_actions": 2}),
         ("neural_ismcts", "burako", 2, {"simulations": 6, "leaf_batch": 3}),
         ("neural_ismcts", "burako", 2, {"simulations": 6, "leaf_batch": 3, "fpu_reduction": 0.2, "rollout_weight": 1}),
+        ("neural_ismcts", "burako", 2, {"simulations": 6, "leaf_batch": 3, "planner_prior": 0.5}),
     ],
 )
 def test_search_agents_play_only_legal_moves(name: str, rules: str, num_players: int, options: dict) -> None:
@@ -252,6 +253,8 @@ def test_search_agents_reject_bad_options_and_layouts() -> None:
         NeuralISMCTSAgent(fpu_reduction=-0.1)
     with pytest.raises(ValueError, match="rollout_weight"):
         NeuralISMCTSAgent(rollout_weight=1.5)
+    with pytest.raises(ValueError, match="planner_prior"):
+        NeuralISMCTSAgent(planner_prior=-0.5)
 
 
 def test_neural_search_first_play_urgency() -> None:
@@ -319,3 +322,33 @@ def test_neural_search_rollout_weight_blends_the_leaf_values(weight: float) -> N
         assert means.max() > 50.0
     else:
         assert means.max() <= 1.4 + 1e-6
+
+
+@pytest.mark.parametrize("weight", [0.0, 0.3, 1.0])
+def test_neural_search_planner_prior_mixes_the_root_prior(weight: float) -> None:
+    """``planner_prior`` m: the root's prior over the legal moves is
+    (1 - m) x the policy head's + m on the Planner's choice; an illegal
+    move keeps no prior, and a hint that is not legal is refused."""
+    from agents.base import SeatView
+    from agents.heuristic.policies import PlannerPolicy
+    from agents.neural_search import NeuralISMCTSAgent
+
+    state, observation = _decision()
+    legal = np.flatnonzero(observation["action_mask"])
+    agent = NeuralISMCTSAgent(seed=0, simulations=8, leaf_batch=4, planner_prior=weight)
+    agent.reset(state.current, state.rules, 2)
+    agent.act(observation, SeatView(state, state.current, np.random.default_rng(0)))
+    root = agent.last_root
+    assert root is not None and root.logits is not None
+    net_logits, _ = agent._evaluate(np.asarray(observation["observation"], dtype=np.float32)[None, :])
+    net = np.exp(net_logits[0][legal] - net_logits[0][legal].max())
+    net /= net.sum()
+    hint = PlannerPolicy().choose(state, legal.tolist())
+    expected = (1 - weight) * net + weight * (legal == hint)
+    prior = np.exp(root.logits[legal].astype(np.float64) - root.logits[legal].max())
+    np.testing.assert_allclose(prior / prior.sum(), expected, atol=1e-5)
+    if weight > 0:
+        illegal = np.setdiff1d(np.arange(F.NUM_ACTIONS), legal)
+        assert np.isneginf(root.logits[illegal]).all()
+        with pytest.raises(ValueError, match="not a legal root move"):
+            agent._hinted_logits(net_logits[0], legal, int(illegal[0]))
