@@ -66,6 +66,7 @@ from agents.policy import DEFAULT_CHECKPOINT, PolicyAgent
 from agents.search_settings import SearchSettings
 from burako_env import fast as F
 from burako_env.fast import FastGame, determinize_state
+from burako_env.outcomes import side_reward, zero_sum_from_totals
 
 #: the value a pending descent counts as, for each node on its path
 VIRTUAL_LOSS = 1.0
@@ -397,14 +398,13 @@ class NeuralISMCTSAgent:
         return self.win_weight * np.tanh(lead) + self.score_weight * points / self.reward_scale
 
     def _terminal_values(self, st: np.ndarray, sides: int) -> np.ndarray:
-        """The training reward of a finished hand, per side: 0 for a void
-        hand, the checkpoint's ``truncated_reward`` for one cut at ``max_turns``."""
-        if not st[F.HAS_SCORES]:
-            reward = self.truncated_reward if st[F.END_REASON] == F.END_TRUNCATED else 0.0
-            return np.full(sides, reward)
-        totals = np.array([F.side_total(st, s) for s in range(sides)], dtype=np.float64)
-        diff = totals - (totals.sum() - totals) / (sides - 1)
-        return self.win_weight * np.sign(diff) + self.score_weight * diff / self.reward_scale
+        """The training reward of a finished hand, per side
+        (:func:`burako_env.outcomes.side_reward`): 0 for a void hand, the
+        checkpoint's ``truncated_reward`` for one cut at ``max_turns``."""
+        truncated = not st[F.HAS_SCORES] and st[F.END_REASON] == F.END_TRUNCATED
+        diffs = zero_sum_from_totals([F.side_total(st, s) for s in range(sides)]) if st[F.HAS_SCORES] else [0.0] * sides
+        weights = (self.win_weight, self.score_weight, self.reward_scale, self.truncated_reward)
+        return np.array([side_reward(d, truncated, *weights) for d in diffs])
 
 
 __all__ = ["NeuralISMCTSAgent"]

@@ -13,7 +13,10 @@ Gymnasium envs, records, the game runner, evaluations and training:
 - :func:`hand_rewards`: the env's ``reward`` modes, ``"score"`` (zero-sum /
   ``reward_scale``) or ``"win"`` (+1 / -1 shared / 0);
 - :func:`blended_reward`: training's mix,
-  ``win_weight * sign(d) + score_weight * d / scale``.
+  ``win_weight * sign(d) + score_weight * d / scale``;
+- :func:`side_reward`: the same for a finished hand, a truncated one worth
+  ``truncated_reward`` (training's rollouts, cloning's value targets and
+  the neural search's terminal values).
 
 The batched kernel ``burako_env.vector._finish_hand`` restates
 :func:`hand_rewards` in numba (a kernel cannot call Python);
@@ -87,6 +90,15 @@ def blended_reward(diff: float, win_weight: float, score_weight: float, scale: f
     return win_weight * sign + score_weight * diff / scale
 
 
+def side_reward(
+    diff: float, truncated: bool, win_weight: float, score_weight: float, scale: float, truncated_reward: float
+) -> float:
+    """A side's training reward for a finished hand whose zero-sum result is
+    ``diff`` (0 for a void hand); a hand cut at ``max_turns`` (unscored, V3a)
+    is worth ``truncated_reward`` instead."""
+    return truncated_reward if truncated else blended_reward(diff, win_weight, score_weight, scale)
+
+
 __all__ = [
     "DEFAULT_REWARD_SCALE",
     "REWARD_MODES",
@@ -94,6 +106,7 @@ __all__ = [
     "check_reward",
     "hand_rewards",
     "hand_winner",
+    "side_reward",
     "winner_of",
     "zero_sum_from_totals",
     "zero_sum_rewards",

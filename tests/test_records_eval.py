@@ -317,7 +317,8 @@ def test_evaluation_reproducible_and_independent_of_workers(tmp_path: Path) -> N
 
 def test_a_killed_evaluation_resumes_from_its_record_file(tmp_path: Path) -> None:
     """--resume: the whole deals in the record file are counted, a half deal and a torn
-    line are played again, and the result and the file equal an uninterrupted run's."""
+    line are played again, and the result and the file equal an uninterrupted run's;
+    a finished run resumed with a larger --games is extended the same way."""
     planner = AgentSpec.of("planner")
     full_path = tmp_path / "full.jsonl"
     full = evaluate(planner, RANDOM, games=8, seed=3, record_path=full_path)
@@ -342,6 +343,13 @@ def test_a_killed_evaluation_resumes_from_its_record_file(tmp_path: Path) -> Non
     # nothing left to play: the file is the result
     again = evaluate(planner, RANDOM, games=8, seed=3, record_path=path, resume=True)
     assert again.resumed_games == 8 and summary_of(again) == summary_of(full)
+
+    # a finished shorter run extended to more games: its deals are kept, the next ones played
+    short = tmp_path / "short.jsonl"
+    evaluate(planner, RANDOM, games=4, seed=3, record_path=short)
+    extended = evaluate(planner, RANDOM, games=8, seed=3, record_path=short, resume=True)
+    assert extended.resumed_games == 4 and summary_of(extended) == summary_of(full)
+    assert short.read_bytes() == full_path.read_bytes()
 
     # another evaluation's file, a corrupt line before the end, too many games: clear errors, file unchanged
     before = full_path.read_bytes()

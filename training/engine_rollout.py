@@ -23,10 +23,11 @@ import torch
 from agents.network import PolicyNet
 from agents.runner import LazyObservation
 from burako_env.engine import TRUNCATED, GameState
+from burako_env.outcomes import side_reward
 from burako_env.views import LazySeatView
 from training.league import SELF, SNAPSHOT_PREFIX
 from training.network import sample_actions, sample_actions_dense
-from training.rollout import close_hand, play_until, ready_opponent, side_reward
+from training.rollout import close_hand, play_until, ready_opponent
 
 if TYPE_CHECKING:
     from training.ppo import Trainer

@@ -13,7 +13,9 @@ tiles once, and the pair's mean outcome is free of both deal and seat luck.
 A long evaluation killed part way continues with the same command plus
 ``--resume`` (Burako, with ``--record``): the whole deals in the record file
 are counted as they are, the rest are played, and the table and the file are
-those of an uninterrupted run (:func:`recorded_games`).
+those of an uninterrupted run (:func:`recorded_games`). A finished run resumed
+with a larger ``--games`` (same seed) is extended: deal ``i`` depends only on
+the seed and ``i``, so its first games are the longer run's.
 
 Seeds (all derived from ``--seed``, so a run is reproducible and independent
 of ``--workers``):

@@ -162,7 +162,7 @@ class PPOConfig:
     """Divides the score difference (a Burako hand is a few hundred points; configs/ppo_rummy.yaml: 100)."""
     truncated_reward: float = 0.0
     """Reward of every learner seat (and cloning's value target) in a Burako hand cut at ``max_turns``
-    (unscored, V3a; training.rollout.side_reward). At 0 a
+    (unscored, V3a; burako_env.outcomes.side_reward). At 0 a
     stalled hand is as good as a draw, which self-play learns to exploit (docs/training/README.md,
     "Self-play learns to stall"); below 0 it is worse than a draw for both sides. Rummy hands
     always end (R9)."""

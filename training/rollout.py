@@ -50,7 +50,7 @@ from agents.runner import LazyObservation
 from burako_env import fast as F
 from burako_env.actions import NUM_ACTIONS
 from burako_env.engine import GameState
-from burako_env.outcomes import blended_reward, zero_sum_from_totals
+from burako_env.outcomes import side_reward, zero_sum_from_totals
 from burako_env.vector import BurakoVectorEnv
 from burako_env.views import LazySeatView
 from training.league import SELF, SNAPSHOT_PREFIX
@@ -365,16 +365,6 @@ class VectorRollout(StoredCollect):
         timing["baselines"] += t4 - t3
         timing["env"] += t5 - t4
         return int(learner_rows.size)
-
-
-def side_reward(
-    diff: float, truncated: bool, win_weight: float, score_weight: float, scale: float, truncated_reward: float
-) -> float:
-    """A side's training reward for a finished hand whose zero-sum result is
-    ``diff``; a hand cut at ``max_turns`` (unscored, V3a) is worth
-    ``truncated_reward`` instead. The one place that says so, for both
-    rollouts and cloning's value targets."""
-    return truncated_reward if truncated else blended_reward(diff, win_weight, score_weight, scale)
 
 
 def ready_opponent(
