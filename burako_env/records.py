@@ -53,12 +53,21 @@ or ``"rummy"``. A Rummy record (one hand of ``burako_env.rummy``, dealt by
 
 Every problem is a :class:`RecordError` (a ``ValueError``) saying where it
 is: the line of the file, the field, or the index of the action.
+
+Compression: a file whose name ends in ``.gz`` is written gzip-compressed
+(appending adds a gzip member), and a gzip file is read as such whatever
+its name (told by its first bytes, so a plain file named ``.gz`` by an
+older writer still reads; appending to a file keeps its format). A
+compressed file cut short by a killed writer reads up to the cut, where it
+is a :class:`RecordError` like a torn last line.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
+import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -390,13 +399,23 @@ def dumps_record(record: Mapping[str, Any]) -> str:
 
 class RecordWriter:
     """Appends validated records to a JSON-lines file, one per line, as they
-    come (an evaluation streams thousands of games without keeping them)."""
+    come (an evaluation streams thousands of games without keeping them).
+    ``compress``: gzip or not; None decides as the module docstring says
+    (appending to a non-empty file keeps its format, else a ``.gz`` name)."""
 
-    def __init__(self, path: str | Path, mode: str = "w") -> None:
+    def __init__(self, path: str | Path, mode: str = "w", compress: bool | None = None) -> None:
         if mode not in ("w", "a"):
             raise ValueError(f"mode must be 'w' or 'a', got {mode!r}")
         self.path = Path(path)
-        self._file: IO[str] | None = self.path.open(mode, encoding="utf-8", newline="\n")
+        if compress is None:
+            appending = mode == "a" and self.path.is_file() and self.path.stat().st_size > 0
+            compress = is_gzip(self.path) if appending else self.path.name.endswith(".gz")
+        self.compressed = compress
+        self._file: IO[str] | None = (
+            gzip.open(self.path, mode + "t", encoding="utf-8", newline="\n")  # noqa: SIM115 (closed by close())
+            if compress
+            else self.path.open(mode, encoding="utf-8", newline="\n")
+        )
         self.count = 0
 
     def write(self, record: Mapping[str, Any]) -> None:
@@ -421,39 +440,88 @@ class RecordWriter:
         self.close()
 
 
-def write_records(path: str | Path, records: Iterable[Mapping[str, Any]]) -> int:
-    """Write records (any iterable, consumed lazily) as JSON lines; returns the count."""
-    with RecordWriter(path) as writer:
+def write_records(path: str | Path, records: Iterable[Mapping[str, Any]], compress: bool | None = None) -> int:
+    """Write records (any iterable, consumed lazily) as JSON lines; returns the
+    count. ``compress``: as :class:`RecordWriter`'s."""
+    with RecordWriter(path, compress=compress) as writer:
         for record in records:
             writer.write(record)
         return writer.count
 
 
-def iter_records(path: str | Path, *, verify: bool = False) -> Iterator[dict[str, Any]]:
-    """Read records one by one; blank lines are skipped. Each is validated, and
-    replayed too with ``verify=True``; errors carry the line number."""
+#: the first two bytes of a gzip file
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def is_gzip(path: str | Path) -> bool:
+    """Whether the file is gzip-compressed (by its first bytes, not its name)."""
     with Path(path).open("rb") as f:
-        for number, raw in enumerate(f, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise RecordError(
-                    f"{path}: not UTF-8 text (byte {exc.start} of the line is {raw[exc.start : exc.start + 1]!r})",
-                    line=number,
-                ) from exc
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise RecordError(f"not valid JSON: {exc.msg} (column {exc.colno})", line=number) from exc
-            try:
-                validate_record(record)
-                if verify:
-                    replay(record)
-            except RecordError as exc:
-                raise exc.at_line(number) from exc
-            yield record
+        return f.read(2) == GZIP_MAGIC
+
+
+def record_bytes(path: str | Path) -> bytes:
+    """The file's contents, decompressed if it is gzip. A compressed file
+    cut short (a killed writer) gives what was written before the cut; a
+    corrupt one is a :class:`RecordError`."""
+    data = Path(path).read_bytes()
+    if not data.startswith(GZIP_MAGIC):
+        return data
+    parts = []
+    while data:  # one gzip member after another (each append adds one)
+        member = zlib.decompressobj(wbits=31)
+        try:
+            parts.append(member.decompress(data))
+        except zlib.error as exc:
+            raise RecordError(f"{path}: corrupt gzip data ({exc})") from exc
+        if not member.eof:  # cut short
+            break
+        data = member.unused_data
+    return b"".join(parts)
+
+
+def _raw_lines(path: str | Path) -> Iterator[bytes]:
+    """The file's lines as bytes, decompressed if it is gzip."""
+    if is_gzip(path):
+        with gzip.open(path, "rb") as f:
+            yield from f
+    else:
+        with Path(path).open("rb") as f:
+            yield from f
+
+
+def iter_records(path: str | Path, *, verify: bool = False) -> Iterator[dict[str, Any]]:
+    """Read records one by one (a gzip file too); blank lines are skipped. Each
+    is validated, and replayed too with ``verify=True``; errors carry the line number."""
+    lines = _raw_lines(path)
+    number = 0
+    while True:
+        try:
+            raw = next(lines)
+        except StopIteration:
+            return
+        except (EOFError, OSError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
+            raise RecordError(f"{path}: the compressed file is cut short or corrupt ({exc})", line=number + 1) from exc
+        number += 1
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise RecordError(
+                f"{path}: not UTF-8 text (byte {exc.start} of the line is {raw[exc.start : exc.start + 1]!r})",
+                line=number,
+            ) from exc
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise RecordError(f"not valid JSON: {exc.msg} (column {exc.colno})", line=number) from exc
+        try:
+            validate_record(record)
+            if verify:
+                replay(record)
+        except RecordError as exc:
+            raise exc.at_line(number) from exc
+        yield record
 
 
 def read_records(path: str | Path, *, verify: bool = False) -> list[dict[str, Any]]:

@@ -21,6 +21,7 @@ from burako_env.observation import Observer
 from burako_env.records import (
     FORMAT_VERSION,
     RecordError,
+    is_gzip,
     read_records,
     replay,
     replay_steps,
@@ -195,6 +196,56 @@ def test_read_records_reports_the_line(sample_record: dict[str, Any], tmp_path: 
         write_records(tmp_path / "x.jsonl", [_mutate(sample_record, ("format",), 2)])
 
 
+def test_gz_record_files_are_compressed_and_read_back(sample_record: dict[str, Any], tmp_path: Path) -> None:
+    """A ``.gz`` name writes gzip, appending adds a member, and reading tells
+    gzip by its first bytes: a plain file named ``.gz`` still reads and
+    stays plain when appended to. A compressed file cut short reads up to the
+    cut and then names the line; corrupt gzip data is a RecordError."""
+    import gzip
+
+    from burako_env.records import RecordWriter, is_gzip, iter_records, record_bytes
+
+    write_records(tmp_path / "ref.jsonl", [sample_record])
+    (record,) = read_records(tmp_path / "ref.jsonl")  # as JSON gives it back
+    path = tmp_path / "games.jsonl.gz"
+    assert write_records(path, [sample_record] * 3) == 3
+    assert is_gzip(path) and read_records(path) == [record] * 3
+    with RecordWriter(path, mode="a") as writer:
+        writer.write(sample_record)
+    assert writer.compressed and len(read_records(path, verify=True)) == 4
+    assert gzip.decompress(path.read_bytes()) == record_bytes(path)
+    plain = tmp_path / "plain.jsonl.gz"  # what the writer made of a .gz name before it compressed
+    plain.write_text(json.dumps(sample_record) + "\n")
+    with RecordWriter(plain, mode="a") as writer:
+        writer.write(sample_record)
+    assert not is_gzip(plain) and read_records(plain) == [record] * 2
+
+    whole = path.read_bytes()
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(whole[: len(whole) - 200])  # the last member loses its end
+    records = iter_records(cut)
+    assert [next(records) for _ in range(3)] == [record] * 3
+    with pytest.raises(RecordError, match=r"line 4: .*cut short") as info:
+        next(records)
+    assert info.value.line == 4
+    assert record_bytes(cut).count(b"\n") == 3  # what was written before the cut
+    corrupt = tmp_path / "corrupt.jsonl.gz"
+    corrupt.write_bytes(whole[:40] + bytes(b ^ 0xFF for b in whole[40:80]) + whole[80:])
+    with pytest.raises(RecordError, match="corrupt"):
+        read_records(corrupt)
+    with pytest.raises(RecordError, match="corrupt gzip"):
+        record_bytes(corrupt)
+
+
+def test_the_shipped_compressed_evaluation_record_reads_and_replays() -> None:
+    """``docs/evaluation``'s ``.jsonl.gz`` records read with the project's own reader."""
+    from burako_env.records import iter_records
+
+    path = Path(__file__).parents[1] / "docs" / "evaluation" / "neural_ismcts_0.2s_vs_policy_400games_seed16.jsonl.gz"
+    first = next(iter_records(path, verify=True))
+    assert first["meta"]["evaluation"]["deal"] == 0 and first["agents"][0].startswith("A:neural_ismcts")
+
+
 # ---------------------------------------------------------------------- runner
 class IllegalAgent(RandomAgent):
     """Plays randomly, then answers an illegal action at its ``at``-th decision."""
@@ -350,6 +401,16 @@ def test_a_killed_evaluation_resumes_from_its_record_file(tmp_path: Path) -> Non
     extended = evaluate(planner, RANDOM, games=8, seed=3, record_path=short, resume=True)
     assert extended.resumed_games == 4 and summary_of(extended) == summary_of(full)
     assert short.read_bytes() == full_path.read_bytes()
+
+    # the same with a compressed record file: killed inside its gzip stream, resumed, equal records
+    gz_full = tmp_path / "full.jsonl.gz"
+    evaluate(planner, RANDOM, games=8, seed=3, record_path=gz_full)
+    data = gz_full.read_bytes()
+    gz_killed = tmp_path / "killed.jsonl.gz"
+    gz_killed.write_bytes(data[: len(data) * 3 // 5])
+    resumed = evaluate(planner, RANDOM, games=8, seed=3, record_path=gz_killed, resume=True)
+    assert 0 < resumed.resumed_games < 8 and summary_of(resumed) == summary_of(full)
+    assert is_gzip(gz_killed) and read_records(gz_killed) == read_records(full_path)
 
     # another evaluation's file, a corrupt line before the end, too many games: clear errors, file unchanged
     before = full_path.read_bytes()

@@ -79,7 +79,16 @@ from agents.options import parse_options, parse_value
 from agents.registry import agent_names
 from agents.runner import AgentFault, play_game
 from burako_env.engine import TRUNCATED, VOID
-from burako_env.records import GAMES, RecordError, RecordWriter, iter_records, rules_of, write_records
+from burako_env.records import (
+    GAMES,
+    RecordError,
+    RecordWriter,
+    is_gzip,
+    iter_records,
+    record_bytes,
+    rules_of,
+    write_records,
+)
 from burako_env.rules import Rules, RulesError, load_rules
 from training.duplicate import (
     AgentSpec,
@@ -230,7 +239,10 @@ def recorded_games(
         for record in iter_records(path):
             records.append(record)
     except RecordError as exc:
-        lines = path.read_bytes().split(b"\n")
+        try:
+            lines = record_bytes(path).split(b"\n")
+        except RecordError as corrupt:
+            raise ValueError(f"{path}: not a game record this run can resume from ({corrupt})") from corrupt
         if exc.line is None or any(rest.strip() for rest in lines[exc.line :]):
             raise ValueError(f"{path}: not a game record this run can resume from ({exc})") from exc
         dropped = f"a torn last line (line {exc.line})"  # the last line, cut short by the kill
@@ -397,7 +409,7 @@ def evaluate(
                 kept, dropped = recorded_games(record_path, a, b, rules_obj, num_players, seed, games)
                 if dropped:  # rewrite the file as the whole deals, then append
                     tmp = record_path.with_name(record_path.name + ".resume-tmp")
-                    write_records(tmp, kept)
+                    write_records(tmp, kept, compress=is_gzip(record_path))
                     tmp.replace(record_path)
                     print(f"resume: dropped {dropped}; it is played again", file=sys.stderr)
                 outcomes = [_row_of_record(r, a.label, b.label, keep_records) for r in kept]
