@@ -426,6 +426,8 @@ class RecordWriter:
         except RecordError as exc:
             raise RecordError(f"refusing to write record {self.count}: {exc}") from exc
         self._file.write(dumps_record(record) + "\n")
+        # on disk at once (a gzip stream: a sync flush), so a killed writer loses at most the line it was writing
+        self._file.flush()
         self.count += 1
 
     def close(self) -> None:

@@ -200,7 +200,8 @@ def test_gz_record_files_are_compressed_and_read_back(sample_record: dict[str, A
     """A ``.gz`` name writes gzip, appending adds a member, and reading tells
     gzip by its first bytes: a plain file named ``.gz`` still reads and
     stays plain when appended to. A compressed file cut short reads up to the
-    cut and then names the line; corrupt gzip data is a RecordError."""
+    cut and then names the line; corrupt gzip data is a RecordError. Every
+    record is on disk as soon as it is written (a kill loses none)."""
     import gzip
 
     from burako_env.records import RecordWriter, is_gzip, iter_records, record_bytes
@@ -219,6 +220,13 @@ def test_gz_record_files_are_compressed_and_read_back(sample_record: dict[str, A
     with RecordWriter(plain, mode="a") as writer:
         writer.write(sample_record)
     assert not is_gzip(plain) and read_records(plain) == [record] * 2
+
+    for name in ("open.jsonl", "open.jsonl.gz"):  # each record is on disk before the writer closes (a kill loses none)
+        writer = RecordWriter(tmp_path / name)
+        writer.write(sample_record)
+        writer.write(sample_record)
+        assert record_bytes(tmp_path / name).count(b"\n") == 2
+        writer.close()
 
     whole = path.read_bytes()
     cut = tmp_path / "cut.jsonl.gz"
