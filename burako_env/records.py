@@ -501,7 +501,7 @@ def iter_records(path: str | Path, *, verify: bool = False) -> Iterator[dict[str
             raw = next(lines)
         except StopIteration:
             return
-        except (EOFError, OSError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
+        except (EOFError, gzip.BadGzipFile, zlib.error) as exc:  # not OSError: a missing file stays FileNotFoundError
             raise RecordError(f"{path}: the compressed file is cut short or corrupt ({exc})", line=number + 1) from exc
         number += 1
         try:

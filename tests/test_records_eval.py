@@ -243,6 +243,8 @@ def test_gz_record_files_are_compressed_and_read_back(sample_record: dict[str, A
         read_records(corrupt)
     with pytest.raises(RecordError, match="corrupt gzip"):
         record_bytes(corrupt)
+    with pytest.raises(FileNotFoundError):
+        read_records(tmp_path / "missing.jsonl.gz")
 
 
 def test_the_shipped_compressed_evaluation_record_reads_and_replays() -> None:
