@@ -527,3 +527,58 @@ def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         with pytest.raises(SystemExit) as info:
             main([*argv, *bad])
         assert info.value.code == 2
+
+
+def test_sigterm_raises_keyboard_interrupt_inside_the_block_only() -> None:
+    """training.signals: SIGTERM unwinds like Ctrl-C within the block; the previous handler comes back after it."""
+    import os
+    import signal
+    import time
+
+    from training.signals import sigterm_as_interrupt
+
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(KeyboardInterrupt, match="signal 15"), sigterm_as_interrupt():
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)  # the handler raises at once; never slept through
+    assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_a_killed_burako_eval_closes_its_compressed_record_file(tmp_path: Path) -> None:
+    """``kill`` (SIGTERM) of a running burako-eval: exit status 130, a message naming --resume,
+    and a gzip record file closed whole (it reads without the cut-short error), ready to resume."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    root = Path(__file__).resolve().parent.parent
+    path = tmp_path / "games.jsonl.gz"
+    args = ["--a", "random", "--b", "random", "--games", "4000", "--seed", "1", "--workers", "1"]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "training.evaluate", *args, "--record", str(path), "--no-progress"],
+        cwd=root,
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            if path.is_file() and path.stat().st_size > 0:
+                break
+            time.sleep(0.2)
+        time.sleep(0.5)
+        assert proc.poll() is None, "the evaluation ended before it could be stopped"
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "--resume" in err
+    records = read_records(path)  # a file cut by the kill would raise RecordError at its end
+    assert 0 < len(records) < 4000 and is_gzip(path)

@@ -15,7 +15,9 @@ A long evaluation killed part way continues with the same command plus
 are counted as they are, the rest are played, and the table and the file are
 those of an uninterrupted run (:func:`recorded_games`). A finished run resumed
 with a larger ``--games`` (same seed) is extended: deal ``i`` depends only on
-the seed and ``i``, so its first games are the longer run's.
+the seed and ``i``, so its first games are the longer run's. Ctrl-C or
+``kill`` (SIGTERM) stops a run cleanly (exit status 130): the record file is
+closed whole, a compressed one with its gzip end, ready for ``--resume``.
 
 Seeds (all derived from ``--seed``, so a run is reproducible and independent
 of ``--workers``):
@@ -105,6 +107,7 @@ from training.duplicate import (
 from training.game_pool import WorkerDeath, one_thread_per_worker, play_in_pool, play_in_process
 from training.games import agent_games, check_agent_game, game_and_rules
 from training.locks import file_lock
+from training.signals import sigterm_as_interrupt
 
 if TYPE_CHECKING:
     from training.rummy_evaluate import RummySummary
@@ -564,19 +567,26 @@ def main(argv: list[str] | None = None) -> int:
                 raise ValueError(f"agent {spec.name!r} cannot be loaded: {exc}") from exc
         if game == "rummy":
             return _main_rummy(args, a, b, rules)
-        result = evaluate(
-            a,
-            b,
-            games=args.games,
-            seed=args.seed,
-            rules=rules,
-            num_players=args.players,
-            workers=args.workers,
-            record_path=args.record,
-            chunk_size=args.chunk_size,
-            progress=not args.no_progress,
-            resume=args.resume,
-        )
+        # `kill` (SIGTERM) stops a background run as Ctrl-C does: the record file is
+        # closed whole (a gzip file gets its end), and --resume continues it
+        with sigterm_as_interrupt():
+            result = evaluate(
+                a,
+                b,
+                games=args.games,
+                seed=args.seed,
+                rules=rules,
+                num_players=args.players,
+                workers=args.workers,
+                record_path=args.record,
+                chunk_size=args.chunk_size,
+                progress=not args.no_progress,
+                resume=args.resume,
+            )
+    except KeyboardInterrupt:
+        again = "the same command with --resume continues it" if args.record else "no --record file: nothing was kept"
+        print(f"burako-eval: interrupted; {again}", file=sys.stderr)
+        return 130
     except AgentFault as fault:
         print(f"burako-eval: {fault}", file=sys.stderr)
         return 2

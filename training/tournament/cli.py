@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
-import threading
-from typing import Any
 
 from training.games import GAMES
+from training.signals import sigterm_as_interrupt
 from training.tournament.config import TournamentError, load_config
 from training.tournament.reports import leaderboard_md
 from training.tournament.run import run_tournament
@@ -36,30 +34,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     # `kill` (SIGTERM) stops a background run as Ctrl-C does: workers are
     # stopped, finished games are on disk, and the same command resumes
-    in_main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _interrupt) if in_main_thread else None
     try:
-        overrides = [*args.overrides, *([f"game={args.game}"] if args.game else [])]
-        config = load_config(args.config, overrides)
-        result = run_tournament(config, progress=not args.no_progress, max_games=args.max_games, fresh=args.fresh)
+        with sigterm_as_interrupt():
+            overrides = [*args.overrides, *([f"game={args.game}"] if args.game else [])]
+            config = load_config(args.config, overrides)
+            result = run_tournament(config, progress=not args.no_progress, max_games=args.max_games, fresh=args.fresh)
     except TournamentError as exc:
         print(f"burako-tournament: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("burako-tournament: interrupted; run the same command again to resume", file=sys.stderr)
         return 130
-    finally:
-        if in_main_thread:
-            signal.signal(signal.SIGTERM, previous)
     print(f"{result.out}/leaderboard.md:\n")
     print(leaderboard_md(config, result.standings, result.pairs, result.rows, result.total_games))
     rate = result.played / max(result.seconds, 1e-9)
