@@ -49,7 +49,6 @@ from agents.heuristic import (
 from agents.search import TreeNode, another_round, best_candidate, tree_step
 from agents.search_settings import SearchSettings
 from burako_env import fast as F
-from burako_env.engine import GameState
 from burako_env.fast import FastGame, FastTables, determinize_state, fast_tables, meld_universe
 from burako_env.rules import Rules
 from burako_env.tiles import IS_WILD
@@ -369,9 +368,10 @@ def rollout_values(st, T, E, buf, mask, scores, start_turn, depth, max_actions, 
 
 
 # ----------------------------------------------------------------------------- the agent
-class _Workspace:
+class Workspace:
     """Preallocated arrays of one (rules, player count): the simulation's
-    state, the look-ahead's scratch rows, mask, scores, the value vector."""
+    state, the look-ahead's scratch rows, mask, scores, the value vector
+    (also the neural search's scratch, :mod:`agents.neural_search`)."""
 
     def __init__(self, tables: FastTables) -> None:
         self.tables = tables
@@ -410,19 +410,13 @@ class FastISMCTSAgent:
         self.rng = np.random.default_rng(seed)
         self.root_policy = PlannerPolicy()
         self.seat = -1
-        self._work: _Workspace | None = None
+        self._work: Workspace | None = None
         #: statistics of the last search (for tests, tuning and the benchmark)
         self.last_simulations = 0
 
     def reset(self, seat: int, rules: Any = None, num_players: int = 2) -> None:
         """Called at the start of each hand."""
         self.seat = seat
-
-    def _workspace(self, state: GameState) -> _Workspace:
-        tables = fast_tables(state.rules, state.num_players)
-        if self._work is None or self._work.tables is not tables:
-            self._work = _Workspace(tables)
-        return self._work
 
     # ----------------------------------------------------------------- decision
     def act(self, observation: dict[str, np.ndarray], view: SeatView) -> int:
@@ -467,15 +461,15 @@ class FastISMCTSAgent:
         self.last_simulations = done
         return best_candidate(root, candidates, settings.margin / settings.value_scale)
 
-    def _workspace_for(self, game: FastGame) -> _Workspace:
+    def _workspace_for(self, game: FastGame) -> Workspace:
         if self._work is None or self._work.tables is not game.tables:
-            self._work = _Workspace(game.tables)
+            self._work = Workspace(game.tables)
         if self.seat < 0:
             self.seat = game.current
         return self._work
 
     # ----------------------------------------------------------------- one simulation
-    def _simulate(self, root: TreeNode, work: _Workspace, root_action: int) -> None:
+    def _simulate(self, root: TreeNode, work: Workspace, root_action: int) -> None:
         """Play ``root_action`` on the determinization in ``work.st``,
         descend by UCB with availability counts until a new node is expanded,
         roll out, and back the values up."""
@@ -540,6 +534,7 @@ def compile_kernels() -> float:
 
 __all__ = [
     "FastISMCTSAgent",
+    "Workspace",
     "best_actions",
     "compile_kernels",
     "eval_tables",

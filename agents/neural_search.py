@@ -64,7 +64,7 @@ import torch
 
 from agents import checkpoint as ckpt
 from agents.base import SeatView
-from agents.fast_search import eval_tables, rollout_values
+from agents.fast_search import Workspace, rollout_values
 from agents.heuristic.policies import PlannerPolicy
 from agents.policy import DEFAULT_CHECKPOINT, PolicyAgent
 from agents.search_settings import SearchSettings
@@ -102,26 +102,24 @@ class _Node:
 
 
 class _Rollouts:
-    """Scratch arrays of the optional leaf rollouts (``rollout_weight``): the
-    compiled greedy policy of :mod:`agents.fast_search` plays ``depth`` turns
-    from each leaf, and the heuristic evaluation scores where it stops."""
+    """The optional leaf rollouts (``rollout_weight``): the compiled greedy
+    policy of :mod:`agents.fast_search` plays ``depth`` turns from each leaf,
+    on the search's scratch arrays, and the heuristic evaluation scores where
+    it stops; one row of values per leaf of a batch."""
 
-    def __init__(self, tables: Any, sides: int, batch: int) -> None:
-        self.args = tables.kernel_args
-        self.evals = eval_tables(tables.rules, tables.num_players)
-        self.buf = np.zeros((F.SCRATCH_DEPTH, F.SCRATCH_WIDTH), dtype=np.int32)
-        self.mask = np.zeros(F.NUM_ACTIONS, dtype=np.int8)
-        self.scores = np.zeros(F.NUM_ACTIONS, dtype=np.float64)
-        self.values = np.zeros((batch, sides), dtype=np.float64)
+    def __init__(self, work: Workspace, batch: int) -> None:
+        self.work = work
+        self.values = np.zeros((batch, work.tables.num_sides), dtype=np.float64)
 
     def play(self, st: np.ndarray, row: int, settings: SearchSettings) -> None:
+        w = self.work
         rollout_values(
             st,
-            self.args,
-            self.evals,
-            self.buf,
-            self.mask,
-            self.scores,
+            w.args,
+            w.evals,
+            w.buf,
+            w.mask,
+            w.scores,
             int(st[F.TURN]),
             settings.depth,
             settings.max_rollout_actions,
@@ -203,6 +201,8 @@ class NeuralISMCTSAgent:
         self.last_root: _Node | None = None
         #: seconds of one forward pass of a batch (a running estimate, for ``time_per_move``)
         self._forward_s = 0.0
+        #: scratch arrays of the compiled kernels, for the tables of the last search
+        self._work: Workspace | None = None
 
     def reset(self, seat: int, rules: Any = None, num_players: int = 2) -> None:
         """Called at the start of each hand; refuses a network made for another layout."""
@@ -264,10 +264,11 @@ class NeuralISMCTSAgent:
         self._forward_s = max(self._forward_s, time.perf_counter() - began)
         batch = self.leaf_batch
         obs = np.zeros((batch, tables.obs_size), dtype=np.float32)
-        buf = np.zeros((F.SCRATCH_DEPTH, F.SCRATCH_WIDTH), dtype=np.int32)
-        mask = np.zeros(F.NUM_ACTIONS, dtype=np.int8)
+        if self._work is None or self._work.tables is not tables:
+            self._work = Workspace(tables)
+        work = self._work  # the descents' and the rollouts' scratch: they take turns
         states = np.zeros((batch, F.STATE_SIZE), dtype=np.int32)
-        rollouts = _Rollouts(tables, sides, batch) if self.rollout_weight > 0 else None
+        rollouts = _Rollouts(work, batch) if self.rollout_weight > 0 else None
         done = 0
         while True:
             if deadline is None:
@@ -287,7 +288,7 @@ class NeuralISMCTSAgent:
                 st = states[i]
                 st[:] = game.st
                 determinize_state(st, self.seat, self.rng, args)
-                path, leaf, values = self._descend(root, st, args, buf, mask, legal, sides)
+                path, leaf, values = self._descend(root, st, args, work.buf, work.mask, legal, sides)
                 for node, action in path:  # virtual loss
                     node.visits[action] += 1
                     node.total[action] -= VIRTUAL_LOSS
