@@ -376,7 +376,6 @@ class Workspace:
     def __init__(self, tables: FastTables) -> None:
         self.tables = tables
         self.args = tables.kernel_args
-        self.evals = eval_tables(tables.rules, tables.num_players)
         self.st = np.zeros(F.STATE_SIZE, dtype=np.int32)
         self.buf = np.zeros((F.SCRATCH_DEPTH, F.SCRATCH_WIDTH), dtype=np.int32)
         self.mask = np.zeros(F.NUM_ACTIONS, dtype=np.int8)
@@ -384,6 +383,12 @@ class Workspace:
         self.out = np.zeros(max(8, F.NUM_ACTIONS), dtype=np.int64)
         self.values = np.zeros(tables.num_sides, dtype=np.float64)
         self.side_of = tuple(p % tables.num_sides for p in range(tables.num_players))
+
+    @functools.cached_property
+    def evals(self) -> tuple[np.ndarray, ...]:
+        """The heuristic evaluation's tables, built at first use (then cached per
+        process): the neural search needs them only for its optional rollouts."""
+        return eval_tables(self.tables.rules, self.tables.num_players)
 
 
 class FastISMCTSAgent:

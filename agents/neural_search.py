@@ -8,9 +8,9 @@ policy head, masked to the legal moves of this determinization) and its
 value (the value head: the expected hand reward of the side to move, the
 reward the network was trained on). Selection is PUCT (AlphaZero's rule)::
 
-    Q(a) + c_puct * P(a) * sqrt(N) / (1 + n(a))
+    Q(a) + c_puct * P(a) * sqrt(N + 1) / (1 + n(a))
 
-with N the visits of the legal children, so an action another player
+with N the visits of the legal children (+1: the prior decides the first visit), so an action another player
 cannot play in this determinization is simply not a candidate (ISMCTS
 availability). Values are kept per side: a node's statistics are for the
 side that moves there, so every player maximises its own side's value.
@@ -47,7 +47,7 @@ Options (the first two off by default):
   network's prior alone.
 
 Budget: ``simulations`` leaves per decision, or ``time_per_move`` seconds
-(measured from the call, at least one batch; a batch stops early when the
+(measured from the call, at least one descent; a batch stops early when the
 deadline minus a running estimate of the forward pass's time is reached). The most visited root move is
 played. A forced move (one legal action) is returned at once.
 """
@@ -217,6 +217,7 @@ class NeuralISMCTSAgent:
         if legal.size == 0:
             raise ValueError("NeuralISMCTSAgent.act: no legal action in the mask")
         self.last_simulations = 0
+        self.last_root = None
         self.seat = view.seat
         if legal.size == 1:
             return int(legal[0])
@@ -226,9 +227,9 @@ class NeuralISMCTSAgent:
         budget = self.settings.time_per_move
         deadline = None if budget is None else start + budget
         threads = torch.get_num_threads()
-        if self.torch_threads is not None:
-            torch.set_num_threads(self.torch_threads)
         try:
+            if self.torch_threads is not None:
+                torch.set_num_threads(self.torch_threads)
             obs = np.asarray(observation["observation"], dtype=np.float32)
             return self.search(game, obs, legal, deadline, hint)
         finally:

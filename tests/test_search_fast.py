@@ -177,7 +177,10 @@ def _search_agents(**options: object) -> list[object]:
 
 
 def test_search_agents_return_a_forced_move_at_once() -> None:
-    """One legal action: returned without a simulation."""
+    """One legal action: returned without a simulation (and the neural search
+    keeps no tree of an earlier move as if it were this one's)."""
+    import dataclasses
+
     from agents.base import SeatView
 
     state = GameState.new_game(np.random.default_rng(0), "burako_br", 2)  # no privilege (B17)
@@ -186,10 +189,17 @@ def test_search_agents_return_a_forced_move_at_once() -> None:
         "action_mask": state.legal_mask().copy(),
     }
     assert state.legal_actions() == [0]
+    searched, searched_observation = _decision()
     for agent in _search_agents(simulations=1000):
+        if hasattr(agent, "last_root"):  # a searched move first: its tree must not outlive it
+            agent.settings = dataclasses.replace(agent.settings, simulations=8)
+            agent.reset(searched.current, searched.rules, 2)
+            agent.act(searched_observation, SeatView(searched, searched.current, np.random.default_rng(0)))
+            assert agent.last_root is not None
         agent.reset(state.current, state.rules, 2)
         assert agent.act(observation, SeatView(state, state.current, np.random.default_rng(0))) == 0
         assert agent.last_simulations == 0
+        assert getattr(agent, "last_root", None) is None
 
 
 def test_search_agents_respect_budgets() -> None:
