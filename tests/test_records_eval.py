@@ -582,3 +582,22 @@ def test_a_killed_burako_eval_closes_its_compressed_record_file(tmp_path: Path) 
     assert "interrupted" in err and "--resume" in err
     records = read_records(path)  # a file cut by the kill would raise RecordError at its end
     assert 0 < len(records) < 4000 and is_gzip(path)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_progress_bar_counts_games_as_they_finish_and_results_stay_in_deal_order(workers: int) -> None:
+    """burako-eval's bar hears of every finished deal (``played``) no later than its games
+    are handed on in deal order, and of every game exactly once."""
+    from training.evaluate import _ordered_results, _Task
+
+    rules = load_rules("burako")
+    tasks = [_Task(RANDOM, RANDOM, rules, 2, 7, deals, False) for deals in [(0, 1), (2,), (3, 4, 5)]]
+    heard: list[int] = []
+    handed = 0
+    deals: list[int] = []
+    for games in _ordered_results(tasks, workers, heard.append):
+        handed += len(games)
+        assert sum(heard) >= handed
+        deals.extend(g.deal for g in games[::2])
+    assert deals == [0, 1, 2, 3, 4, 5] and sum(heard) == handed == 12
+    assert all(n >= 2 and n % 2 == 0 for n in heard)

@@ -69,7 +69,7 @@ import json
 import math
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -341,16 +341,24 @@ def _worker_died(death: WorkerDeath) -> list[GameRow]:
     )
 
 
-def _ordered_results(tasks: list[_Task], workers: int) -> Iterator[list[GameRow]]:
-    """The games deal by deal, in deal order, whatever order the workers finish in."""
+def _ordered_results(
+    tasks: list[_Task], workers: int, played: Callable[[int], object] = lambda n: None
+) -> Iterator[list[GameRow]]:
+    """The games deal by deal, in deal order, whatever order the workers finish in.
+    ``played(n)`` hears of every deal's ``n`` games as soon as they finish, before
+    their turn in that order comes (the progress bar: with 2 workers a deal can
+    wait for a slow earlier one, and a bar that moved only in order sat still, then jumped)."""
     if workers <= 1:
         for deals in play_in_process(tasks):
-            yield [game for games in deals for game in games]
+            games = [game for deal in deals for game in deal]
+            played(len(games))
+            yield games
         return
     waiting: dict[int, list[GameRow]] = {}
     order = iter([deal for task in tasks for deal in task.jobs])
     next_deal = next(order, None)
     for games in play_in_pool(tasks, workers, _worker_died):
+        played(len(games))
         waiting[games[0].deal] = games
         while next_deal in waiting:
             yield waiting.pop(next_deal)
@@ -433,14 +441,13 @@ def evaluate(
             disable=not progress,
             file=sys.stderr,
         ) as bar:
-            for chunk in _ordered_results(tasks, workers) if tasks else ():
+            for chunk in _ordered_results(tasks, workers, bar.update) if tasks else ():
                 for o in chunk:
                     if writer is not None and o.record is not None:
                         writer.write(o.record)
                     if not keep_records:
                         o.record = None
                 outcomes.extend(chunk)
-                bar.update(len(chunk))
     finally:
         if writer is not None:
             writer.close()
