@@ -75,13 +75,25 @@ def test_a_tampered_record_is_refused(records: list[dict]) -> None:
 
 
 def test_tournament_frames_and_crosstable_matrix() -> None:
-    frames = analysis.tournament_frames(ROOT / "docs" / "tournament")
+    """docs/tournament is a complete run of configs/tournament.yaml's games: every
+    agent the config lists (so every agent the project ships) is on the leaderboard."""
+    from training.tournament import load_config
+
+    folder = ROOT / "docs" / "tournament"
+    shipped = load_config(ROOT / "configs" / "tournament.yaml")
+    published = load_config(folder / "config.yaml")
+    assert published.game_fingerprint() == shipped.game_fingerprint()
+    frames = analysis.tournament_frames(folder)
     board, cross = frames["leaderboard"], frames["crosstable"]
-    assert board["name"].tolist() == ["planner", "ismcts", "greedy", "random"]
+    names = [p.name for p in shipped.participants]
+    assert sorted(board["name"]) == sorted(names) and len(names) == 7
     matrix = analysis.crosstable_matrix(cross)
-    assert matrix.shape == (4, 4) and np.isnan(np.diag(matrix.to_numpy(dtype=float))).all()
+    assert matrix.shape == (7, 7) and np.isnan(np.diag(matrix.to_numpy(dtype=float))).all()
     assert math.isclose(matrix.loc["planner", "greedy"] + matrix.loc["greedy", "planner"], 1.0)
-    assert len(frames["results"]) == 2400
+    pairings = len(names) * (len(names) - 1) // 2
+    assert len(frames["results"]) == pairings * published.games_per_pairing
+    games = f"games played: {pairings * published.games_per_pairing} of {pairings * published.games_per_pairing}"
+    assert games in (folder / "leaderboard.md").read_text(encoding="utf-8")
     with pytest.raises(FileNotFoundError, match="burako-tournament folder"):
         analysis.tournament_frames(ROOT / "docs")
 
