@@ -5,8 +5,9 @@ final states must be identical. Random play rarely closes a hand or reaches
 the exact look-ahead (B23 with few tiles, V3, the clean-canasta-to-close
 table), so half the hands are played by an *eager* random policy that melds
 and adds whenever it can, which takes muertos, closes hands and runs into
-those states. ``BURAKO_DIFF_GAMES`` (default 1000) sets the hands per preset
-and player count.
+those states. The default run plays 300 hands per preset and player count
+(``BURAKO_DIFF_GAMES`` sets another number); the ``slow`` twin plays 3,000
+(``pytest -m slow tests/test_fast.py``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from burako_env.observation import Observer
 from burako_env.rules import load_rules, preset_names
 from burako_env.vector import BurakoVectorEnv, sample_legal_actions
 
-DIFF_GAMES = int(os.environ.get("BURAKO_DIFF_GAMES", "1000"))
+DIFF_GAMES = int(os.environ.get("BURAKO_DIFF_GAMES", "300"))
+SLOW_DIFF_GAMES = 3000
 TABLES = [(name, n) for name in preset_names() for n in load_rules(name).players]
 
 
@@ -68,22 +70,34 @@ def _play_both(rules: str, n: int, seed: int, eager: bool, observer: Observer, s
     stats["steps"] += step
 
 
-@pytest.mark.parametrize(("rules", "num_players"), TABLES, ids=[f"{r}-{n}p" for r, n in TABLES])
-def test_fast_core_matches_the_readable_engine(rules: str, num_players: int) -> None:
-    """E1-E5 and every rule the hands touch (B4-B28, V1-V5): identical masks,
-    observations, rewards and final states over DIFF_GAMES hands (half random,
-    half eager), dealt from the same seeds."""
+def _check_equivalence(rules: str, num_players: int, hands: int) -> None:
     observer = Observer(num_players, load_rules(rules))
     stats: Counter = Counter()
-    for seed in range(DIFF_GAMES):
+    for seed in range(hands):
         _play_both(rules, num_players, seed, eager=seed % 2 == 1, observer=observer, stats=stats)
-    assert sum(stats[r] for r in ("closed", "stock_exhausted", "void", "truncated")) == DIFF_GAMES
-    if DIFF_GAMES >= 200:
+    assert sum(stats[r] for r in ("closed", "stock_exhausted", "void", "truncated")) == hands
+    if hands >= 200:
         # the exact look-ahead and closings were really exercised
         assert stats["closed"] > 0, stats
         assert stats["constrained steps"] > 0, stats
         if load_rules(rules).pile_top_must_be_melded:
             assert stats["V3 steps"] > 0, stats
+
+
+@pytest.mark.parametrize(("rules", "num_players"), TABLES, ids=[f"{r}-{n}p" for r, n in TABLES])
+def test_fast_core_matches_the_readable_engine(rules: str, num_players: int) -> None:
+    """E1-E5 and every rule the hands touch (B4-B28, V1-V5): identical masks,
+    observations, rewards and final states over DIFF_GAMES hands (half random,
+    half eager), dealt from the same seeds."""
+    _check_equivalence(rules, num_players, DIFF_GAMES)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("rules", "num_players"), TABLES, ids=[f"{r}-{n}p" for r, n in TABLES])
+def test_fast_core_matches_the_readable_engine_slow(rules: str, num_players: int) -> None:
+    """E1-E5, B4-B28, V1-V5 as above over 3,000 hands per table (the default
+    run's 300 keep CI short; this twin is the long property run)."""
+    _check_equivalence(rules, num_players, SLOW_DIFF_GAMES)
 
 
 def _vector_vs_slow(rules: str, n: int, reward: str, games: int, steps: int) -> Counter:

@@ -186,9 +186,17 @@ def check_whole_random_hands(num_players: int, hands: int) -> None:
 
 
 @pytest.mark.parametrize("num_players", [2, 3, 4])
-def test_properties_over_2000_whole_random_hands(num_players: int) -> None:
+def test_properties_over_500_whole_random_hands(num_players: int) -> None:
+    """The properties of :func:`check_whole_random_hands` over 500 whole hands per player count
+    (the slow twin plays 2,000)."""
+    check_whole_random_hands(num_players, 500)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_properties_over_2000_whole_random_hands_slow(num_players: int) -> None:
     """The properties of :func:`check_whole_random_hands` over 2,000 whole hands per player count
-    (about 20-35 s each on one core)."""
+    (about 20-70 s each on one core)."""
     check_whole_random_hands(num_players, 2000)
 
 

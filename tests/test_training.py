@@ -288,3 +288,37 @@ def test_league_baseline_fraction_keeps_the_baselines_share() -> None:
     assert sum(v for k, v in p.items() if k.startswith("snapshot:")) == pytest.approx(0.3)
     with pytest.raises(ValueError, match="baseline_fraction"):
         League(["planner"], self_play_fraction=0.5, baseline_fraction=0.6)
+
+
+# ---------------------------------------------------------------------- cloning a search teacher
+def test_cloning_builds_every_teacher_with_bc_teacher_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A search teacher (issue 15's expert data) is built with ``bc_teacher_options``, in every seat."""
+    from training import cloning
+
+    built: list[tuple[str, dict[str, object]]] = []
+    real = cloning.make_agent
+
+    def spy(name: str, seed: int | None = None, **options: object) -> object:
+        built.append((name, options))
+        return real(name, seed=seed, **options)
+
+    monkeypatch.setattr(cloning, "make_agent", spy)
+    options = {"simulations": 6, "root_actions": 2}
+    config = PPOConfig(
+        run_root=str(tmp_path), num_envs=1, hidden=16, slot_embed=4, bc_teacher="fast_ismcts",
+        bc_teacher_options=options, bc_games=2, bc_epochs=1, workers=1, minibatch_size=64,
+    )  # fmt: skip
+    trainer = Trainer(config, progress=False)
+    stats = trainer.behaviour_clone()
+    trainer.writer.close()
+    assert built == [("fast_ismcts", options)] * 4  # 2 games x 2 seats
+    assert stats["decisions"] > 20
+
+
+def test_bad_bc_teacher_options_are_refused_before_any_game() -> None:
+    with pytest.raises(ValueError, match=r"bc_teacher_options: fast_ismcts refuses \{'simulations': 0\}: simulations"):
+        PPOConfig(bc_teacher="fast_ismcts", bc_teacher_options={"simulations": 0})
+    with pytest.raises(ValueError, match=r"bc_teacher_options: fast_ismcts refuses .*bogus"):
+        PPOConfig(bc_teacher="fast_ismcts", bc_teacher_options={"bogus": 1})
+    with pytest.raises(ValueError, match="bc_teacher_options given without a bc_teacher"):
+        PPOConfig(bc_teacher=None, bc_teacher_options={"simulations": 4})

@@ -1,7 +1,8 @@
 """Behaviour cloning: the optional warm start of a PPO run (``bc_teacher``).
 
 Before PPO, ``bc_games`` games between copies of a baseline agent (the
-teacher) are played in worker processes; every non-forced move is kept
+teacher, built with ``bc_teacher_options``: a search agent's simulations,
+say) are played in worker processes; every non-forced move is kept
 (observation, mask, action) with the result of the mover's side as the value
 target (the training reward of :func:`training.ppo.hand_reward`). The
 network is then fitted for ``bc_epochs`` passes: cross-entropy on the
@@ -61,16 +62,17 @@ class _Recorder:
 
 
 def _teacher_games(
-    args: tuple[str, str, str, int, int, list[int], float, float, float, float],
+    args: tuple[str, str, dict[str, Any], str, int, int, list[int], float, float, float, float],
 ) -> dict[str, np.ndarray]:
     """Play teacher-vs-teacher games (a worker task); returns stacked arrays."""
-    game, teacher, rules_name, num_players, seed, deals, win_w, score_w, scale, truncated_reward = args
+    game, teacher, options, rules_name, num_players, seed, deals, win_w, score_w, scale, truncated_reward = args
     rules = load_rummy_rules(rules_name) if game == "rummy" else load_rules(rules_name)
     obs, masks, actions, targets = [], [], [], []
     for deal in deals:
         log: list[tuple[np.ndarray, np.ndarray, int, int]] = []
         players = [
-            _Recorder(make_agent(teacher, seed=seed * 1_000_003 + deal * 7 + s), log) for s in range(num_players)
+            _Recorder(make_agent(teacher, seed=seed * 1_000_003 + deal * 7 + s, **options), log)
+            for s in range(num_players)
         ]
         deal_seed = seed * 1_000_003 + deal
         if game == "rummy":
@@ -104,7 +106,8 @@ def behaviour_clone(trainer: Trainer) -> dict[str, float]:
     deals = list(range(cfg.bc_games))
     chunks = [deals[i :: workers * 4] for i in range(workers * 4) if deals[i :: workers * 4]]
     weights = (cfg.win_weight, cfg.score_weight, cfg.reward_scale, cfg.truncated_reward)
-    tasks = [(trainer.game, cfg.bc_teacher, str(cfg.rules), trainer.n, cfg.seed, c, *weights) for c in chunks]
+    teacher = (cfg.bc_teacher, dict(cfg.bc_teacher_options))
+    tasks = [(trainer.game, *teacher, str(cfg.rules), trainer.n, cfg.seed, c, *weights) for c in chunks]
     parts: list[dict[str, np.ndarray]] = []
     with tqdm(total=len(tasks), desc=f"cloning {cfg.bc_teacher}: games", disable=not trainer.progress) as bar:
         if workers == 1:

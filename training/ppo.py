@@ -81,7 +81,7 @@ from tqdm import tqdm
 from agents import checkpoint as ckpt
 from agents.network import NetworkShape, PolicyNet, parameter_count
 from agents.options import split_assignment, yaml_value
-from agents.registry import agent_names, is_agent
+from agents.registry import agent_names, is_agent, make_agent
 from burako_env.observation import Observer
 from burako_env.records import GAMES
 from burako_env.rules import Rules, RulesError, load_rules
@@ -186,6 +186,8 @@ class PPOConfig:
     """Prioritized sampling: weight = (1 - win rate) ** power."""
     bc_teacher: str | None = None
     """Warm start by behaviour cloning this baseline's play before PPO (None: start from scratch)."""
+    bc_teacher_options: dict[str, Any] = field(default_factory=dict)
+    """The teacher's options, as burako-eval's ``--a-opt`` (e.g. ``{simulations: 100}`` for a search teacher)."""
     bc_games: int = 1000
     """Teacher-vs-teacher games to clone."""
     bc_epochs: int = 3
@@ -282,6 +284,8 @@ class PPOConfig:
             problems.append(f"bc_teacher: unknown agent {short_repr(self.bc_teacher)}; known: {sorted(known)}")
         if self.bc_teacher is not None:
             problems.extend(f"bc_teacher: {p}" for p in _game_problems([self.bc_teacher], self.game))
+        if self.bc_teacher_options:
+            problems.extend(_teacher_option_problems(self.bc_teacher, self.bc_teacher_options))
         if self.game == "burako" and self.num_players not in (2, 4):
             problems.append(f"num_players must be 2 or 4 (two sides), got {self.num_players}")
         if self.game == "rummy" and not 2 <= self.num_players <= 4:
@@ -330,6 +334,17 @@ def _game_problems(names: list[str], game: str) -> list[str]:
         except ValueError as exc:
             problems.append(str(exc))
     return problems
+
+
+def _teacher_option_problems(teacher: str | None, options: dict[str, Any]) -> list[str]:
+    """``bc_teacher_options`` the teacher refuses (built once here, so a bad option fails before any game)."""
+    if teacher is None:
+        return ["bc_teacher_options given without a bc_teacher"]
+    try:
+        make_agent(teacher, seed=0, **options)
+    except (TypeError, ValueError) as exc:
+        return [f"bc_teacher_options: {teacher} refuses {short_repr(options)}: {exc}"]
+    return []
 
 
 def config_fields() -> dict[str, dataclasses.Field[Any]]:
