@@ -19,10 +19,10 @@ from agents.random_agent import RandomAgent
 from agents.registry import make_agent
 from agents.runner import play_game
 from burako_env.engine import GameState
-from burako_env.observation import layout_id
+from burako_env.observation import Observer, layout_id
 from burako_env.rules import load_rules
 from training.league import SELF, League
-from training.network import evaluate_actions, sample_actions
+from training.network import evaluate_actions, legal_log_probs, sample_actions
 from training.ppo import PPOConfig, Trainer, gae, load_config, main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -322,3 +322,89 @@ def test_bad_bc_teacher_options_are_refused_before_any_game() -> None:
         PPOConfig(bc_teacher="fast_ismcts", bc_teacher_options={"bogus": 1})
     with pytest.raises(ValueError, match="bc_teacher_options given without a bc_teacher"):
         PPOConfig(bc_teacher=None, bc_teacher_options={"simulations": 4})
+
+
+def test_cloning_targets_are_the_moves_or_a_search_teachers_root_visit_shares() -> None:
+    """``bc_targets``: one-hot on the teacher's move, or neural_ismcts' root visit shares (expert iteration)."""
+    from training.cloning import _teacher_games
+
+    def play(visits: bool) -> dict[str, np.ndarray]:
+        task = ("burako", "neural_ismcts", {"simulations": 12}, visits, "burako", 2, 3, [0], 0.5, 1.0, 1000.0, 0.0)
+        return _teacher_games(task)
+
+    for visits in (False, True):
+        data = play(visits)
+        counts = np.unpackbits(data["masks"], axis=1, count=3519).sum(1)
+        assert counts.min() > 1 and data["policy"].size == counts.sum()
+        spread = 0
+        for i, target in enumerate(np.split(data["policy"], np.cumsum(counts)[:-1])):
+            legal = np.flatnonzero(np.unpackbits(data["masks"][i], count=3519))
+            assert target.min() >= 0 and abs(target.sum() - 1) < 1e-5
+            assert data["actions"][i] in legal[target == target.max()]  # the search plays a most-visited move
+            if visits:
+                spread += np.count_nonzero(target) > 1
+            else:
+                assert np.array_equal(target, (legal == data["actions"][i]).astype(np.float32))
+        assert spread > len(counts) // 2 if visits else spread == 0
+
+
+def test_cloning_loss_of_one_hot_targets_is_the_moves_cross_entropy() -> None:
+    """The soft-target loss with one-hot targets is -log p(move) (the loss before bc_targets) + the value term."""
+    from training.cloning import cloning_loss
+    from training.network import LegalIndex
+
+    net = tiny_net()
+    torch.nn.init.normal_(net.policy_head.weight, std=0.5)  # far from the near-uniform start
+    rng = np.random.default_rng(0)
+    state = GameState.new_game(rng, "burako", 2)
+    obs_rows, masks, actions = [], [], []
+    observer = Observer(2, load_rules("burako"))
+    while len(actions) < 40 and not state.hand_over:
+        mask = state.legal_mask()
+        action = int(rng.choice(np.flatnonzero(mask)))
+        if mask.sum() > 1:
+            obs_rows.append(observer.encode(state, state.current))
+            masks.append(mask)
+            actions.append(action)
+        state.apply(action)
+    obs = torch.from_numpy(np.stack(obs_rows))
+    mask_t = torch.from_numpy(np.stack(masks))
+    act = torch.tensor(actions)
+    legal = LegalIndex(mask_t)
+    one_hot = torch.cat([torch.from_numpy(np.flatnonzero(m) == a).float() for m, a in zip(masks, actions, strict=True)])
+    values = torch.linspace(-1, 1, len(actions))
+    idx = torch.arange(len(actions))
+    loss, move_logp = cloning_loss(net, obs, legal, one_hot, act, values, idx, vf_coef=0.5)
+    logp, _, v = evaluate_actions(net, obs, mask_t, act)
+    expected = -logp.mean() + 0.5 * 0.5 * ((v - values) ** 2).mean()
+    assert torch.allclose(loss, expected, atol=1e-5) and torch.allclose(move_logp, logp.detach(), atol=1e-5)
+    # the targets matter: all mass on the network's own favourite moves costs less than on the random moves
+    h, _ = net.features(obs)
+    rows, _, logp_legal = legal_log_probs(net, h, mask_t)
+    best = torch.full((len(actions),), -torch.inf).scatter_reduce(0, rows, logp_legal.detach(), "amax")
+    favourite = (logp_legal.detach() == best[rows]).float()
+    assert float(cloning_loss(net, obs, legal, favourite, act, values, idx, 0.5)[0]) < float(loss) - 0.1
+
+
+def test_init_checkpoint_starts_a_new_run_from_its_weights_and_refuses_another_shape(tmp_path: Path) -> None:
+    from agents.policy import DEFAULT_CHECKPOINT
+
+    shipped = ckpt.load(DEFAULT_CHECKPOINT)["policy"]
+    shape = shipped["shape"]
+    config = dict(run_root=str(tmp_path), num_envs=1, bc_teacher=None, init_checkpoint=str(DEFAULT_CHECKPOINT))
+    trainer = Trainer(PPOConfig(**config, hidden=shape["hidden"], slot_embed=shape["slot_embed"]), progress=False)
+    trainer.writer.close()
+    for name, tensor in trainer.net.state_dict().items():
+        assert torch.equal(tensor, shipped["state_dict"][name].float()), name
+    with pytest.raises(ckpt.CheckpointError, match=r"init_checkpoint .*burako_ppo.pt holds the network .*'hidden': 25"):
+        Trainer(PPOConfig(**config, hidden=16, slot_embed=4), progress=False)
+    with pytest.raises(ckpt.CheckpointError, match=r"init_checkpoint: checkpoint .*missing.pt does not exist"):
+        Trainer(PPOConfig(**{**config, "init_checkpoint": str(tmp_path / "missing.pt")}), progress=False)
+
+
+def test_bc_targets_visits_needs_a_searching_teacher() -> None:
+    with pytest.raises(ValueError, match="bc_targets: visits needs a teacher that searches"):
+        PPOConfig(bc_teacher="planner", bc_targets="visits")
+    with pytest.raises(ValueError, match="bc_targets must be one of moves, visits"):
+        PPOConfig(bc_teacher="planner", bc_targets="policy")
+    assert PPOConfig(bc_teacher="neural_ismcts", bc_targets="visits").bc_targets == "visits"

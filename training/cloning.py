@@ -6,7 +6,8 @@ say) are played in worker processes; every non-forced move is kept
 (observation, mask, action) with the result of the mover's side as the value
 target (the training reward of :func:`training.ppo.hand_reward`). The
 network is then fitted for ``bc_epochs`` passes: cross-entropy on the
-teacher's moves plus ``vf_coef`` x the value loss, so self-play starts from
+teacher's moves (or, ``bc_targets: visits``, on a search teacher's root visit
+shares: expert iteration's target) plus ``vf_coef`` x the value loss, so self-play starts from
 sensible play instead of random moves. ``bc/loss`` and ``bc/agreement`` (the
 share of decisions where the teacher's move gets more than half the
 probability) are logged at steps <= 0, before PPO's first step.
@@ -27,13 +28,14 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
+from agents.network import PolicyNet
 from agents.registry import make_agent
 from agents.rummy_runner import play_rummy_hand
 from agents.runner import play_game
 from burako_env.rules import load_rules
 from burako_env.rummy.rules import load_rummy_rules
 from training.engine_rollout import hand_reward
-from training.network import evaluate_actions
+from training.network import LegalIndex, legal_log_probs
 from training.rummy_rollout import rummy_hand_reward
 
 if TYPE_CHECKING:
@@ -41,12 +43,16 @@ if TYPE_CHECKING:
 
 
 class _Recorder:
-    """Wraps a teacher agent and keeps (observation, mask, action, seat) of its non-forced moves."""
+    """Wraps a teacher agent and keeps (observation, mask, action, seat, target) of its non-forced moves.
 
-    def __init__(self, agent: Any, log: list[tuple[np.ndarray, np.ndarray, int, int]]) -> None:
+    The target is a distribution over the legal moves (in mask order): one-hot on the move, or with
+    ``visits`` the teacher's root visit shares (``last_root``, neural_ismcts) when it searched."""
+
+    def __init__(self, agent: Any, log: list[Decision], visits: bool = False) -> None:
         self.agent = agent
         self.name = getattr(agent, "name", "teacher")
         self.log = log
+        self.visits = visits
         self.seat = -1
 
     def reset(self, seat: int, rules: Any, num_players: int) -> None:
@@ -56,22 +62,36 @@ class _Recorder:
     def act(self, observation: Any, view: Any = None) -> int:
         action = int(self.agent.act(observation, view))
         mask = np.asarray(observation["action_mask"], dtype=bool)
-        if np.count_nonzero(mask) > 1:
-            self.log.append((observation["observation"].astype(np.float16), np.packbits(mask), action, self.seat))
+        legal = np.flatnonzero(mask)
+        if legal.size > 1:
+            root = getattr(self.agent, "last_root", None) if self.visits else None
+            if root is not None:
+                counts = root.visits[legal].astype(np.float32)
+                target = counts / counts.sum()
+            else:
+                target = (legal == action).astype(np.float32)
+            self.log.append(
+                (observation["observation"].astype(np.float16), np.packbits(mask), action, self.seat, target)
+            )
         return action
 
 
+#: one recorded decision: observation, packed mask, move, seat, target over the legal moves
+Decision = tuple[np.ndarray, np.ndarray, int, int, np.ndarray]
+
+
 def _teacher_games(
-    args: tuple[str, str, dict[str, Any], str, int, int, list[int], float, float, float, float],
+    args: tuple[str, str, dict[str, Any], bool, str, int, int, list[int], float, float, float, float],
 ) -> dict[str, np.ndarray]:
-    """Play teacher-vs-teacher games (a worker task); returns stacked arrays."""
-    game, teacher, options, rules_name, num_players, seed, deals, win_w, score_w, scale, truncated_reward = args
+    """Play teacher-vs-teacher games (a worker task); returns stacked arrays (``policy``: the targets over
+    the legal moves of every decision, concatenated in mask order)."""
+    game, teacher, options, visits, rules_name, num_players, seed, deals, win_w, score_w, scale, truncated = args
     rules = load_rummy_rules(rules_name) if game == "rummy" else load_rules(rules_name)
-    obs, masks, actions, targets = [], [], [], []
+    obs, masks, actions, targets, policy = [], [], [], [], []
     for deal in deals:
-        log: list[tuple[np.ndarray, np.ndarray, int, int]] = []
+        log: list[Decision] = []
         players = [
-            _Recorder(make_agent(teacher, seed=seed * 1_000_003 + deal * 7 + s, **options), log)
+            _Recorder(make_agent(teacher, seed=seed * 1_000_003 + deal * 7 + s, **options), log, visits)
             for s in range(num_players)
         ]
         deal_seed = seed * 1_000_003 + deal
@@ -81,20 +101,47 @@ def _teacher_games(
         else:
             result = play_game(players, rules, num_players, deal_seed=deal_seed, record=False)
             seat_target = [
-                hand_reward(result.state, result.side_of[s], win_w, score_w, scale, truncated_reward)
+                hand_reward(result.state, result.side_of[s], win_w, score_w, scale, truncated)
                 for s in range(num_players)
             ]
-        for o, m, a, seat in log:
+        for o, m, a, seat, p in log:
             obs.append(o)
             masks.append(m)
             actions.append(a)
             targets.append(seat_target[seat])
+            policy.append(p)
     return {
         "obs": np.stack(obs) if obs else np.zeros((0, 0), np.float16),
         "masks": np.stack(masks) if masks else np.zeros((0, 0), np.uint8),
         "actions": np.asarray(actions, dtype=np.int64),
         "targets": np.asarray(targets, dtype=np.float32),
+        "policy": np.concatenate(policy) if policy else np.zeros(0, np.float32),
     }
+
+
+def cloning_loss(
+    net: PolicyNet,
+    obs: torch.Tensor,
+    legal: LegalIndex,
+    policy: torch.Tensor,
+    actions: torch.Tensor,
+    targets: torch.Tensor,
+    idx: torch.Tensor,
+    vf_coef: float,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Minibatch ``idx``'s loss: cross-entropy against the target distribution over the legal moves
+    (``policy``, flat in ``legal``'s pair order; one-hot: the move's log-probability) plus ``vf_coef`` x
+    the value loss; and the log-probabilities of the teacher's moves (detached), for the agreement."""
+    dev = next(net.parameters()).device
+    rows, positions = legal.positions(idx)
+    rows, cols = rows.to(dev), legal.cols[positions].to(dev)
+    h, values = net.features(obs[idx].float().to(dev))
+    _, _, logp = legal_log_probs(net, h, None, (rows, cols))
+    ce = -(policy[positions].to(dev) * logp).sum() / idx.numel()
+    v_loss = 0.5 * ((values - targets[idx].to(dev)) ** 2).mean()
+    chosen = cols == actions[idx].to(dev)[rows]
+    move_logp = torch.zeros(idx.numel(), device=dev).index_add(0, rows[chosen], logp.detach()[chosen])
+    return ce + vf_coef * v_loss, move_logp
 
 
 def behaviour_clone(trainer: Trainer) -> dict[str, float]:
@@ -106,7 +153,7 @@ def behaviour_clone(trainer: Trainer) -> dict[str, float]:
     deals = list(range(cfg.bc_games))
     chunks = [deals[i :: workers * 4] for i in range(workers * 4) if deals[i :: workers * 4]]
     weights = (cfg.win_weight, cfg.score_weight, cfg.reward_scale, cfg.truncated_reward)
-    teacher = (cfg.bc_teacher, dict(cfg.bc_teacher_options))
+    teacher = (cfg.bc_teacher, dict(cfg.bc_teacher_options), cfg.bc_targets == "visits")
     tasks = [(trainer.game, *teacher, str(cfg.rules), trainer.n, cfg.seed, c, *weights) for c in chunks]
     parts: list[dict[str, np.ndarray]] = []
     with tqdm(total=len(tasks), desc=f"cloning {cfg.bc_teacher}: games", disable=not trainer.progress) as bar:
@@ -128,6 +175,8 @@ def behaviour_clone(trainer: Trainer) -> dict[str, float]:
     )
     actions = torch.from_numpy(np.concatenate([p["actions"] for p in parts]))
     targets = torch.from_numpy(np.concatenate([p["targets"] for p in parts]))
+    policy = torch.from_numpy(np.concatenate([p["policy"] for p in parts]))
+    legal = LegalIndex(masks)
     n = actions.numel()
     optimizer = torch.optim.Adam(trainer.net.parameters(), lr=cfg.bc_learning_rate)
     trainer.net.train()
@@ -140,19 +189,13 @@ def behaviour_clone(trainer: Trainer) -> dict[str, float]:
             total_loss = 0.0
             for start in range(0, n, cfg.minibatch_size):
                 idx = perm[start : start + cfg.minibatch_size]
-                dev = trainer.device
-                logp, _, values = evaluate_actions(
-                    trainer.net, obs[idx].float().to(dev), masks[idx].to(dev), actions[idx].to(dev)
-                )
-                ce = -logp.mean()
-                v_loss = 0.5 * ((values - targets[idx].to(dev)) ** 2).mean()
-                loss = ce + cfg.vf_coef * v_loss
+                loss, move_logp = cloning_loss(trainer.net, obs, legal, policy, actions, targets, idx, cfg.vf_coef)
                 optimizer.zero_grad()
                 loss.backward()
                 nn.utils.clip_grad_norm_(trainer.net.parameters(), cfg.max_grad_norm)
                 optimizer.step()
                 # "agreement": the teacher's move gets more than half the probability
-                correct += int((logp > math.log(0.5)).sum())
+                correct += int((move_logp > math.log(0.5)).sum())
                 total_loss += loss.item() * idx.numel()
                 bar.update()
             stats = {"loss": total_loss / n, "agreement": correct / n, "decisions": float(n)}

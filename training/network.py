@@ -43,11 +43,17 @@ class LegalIndex:
 
     def pairs(self, idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``(rows, cols)`` of minibatch ``idx`` (rows numbered 0..len(idx)-1)."""
+        rows, positions = self.positions(idx)
+        return rows, self.cols[positions]
+
+    def positions(self, idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The rows (0..len(idx)-1) of minibatch ``idx``'s legal pairs and each pair's place in the whole
+        batch's pairs (row by row, actions in mask order: where per-pair data such as cloning's targets sit)."""
         counts = self.counts[idx]
         rows = torch.repeat_interleave(torch.arange(idx.numel(), device=idx.device), counts)
         first = torch.cumsum(counts, 0) - counts
         within = torch.arange(rows.numel(), device=idx.device) - first[rows]
-        return rows, self.cols[self.starts[idx][rows] + within]
+        return rows, self.starts[idx][rows] + within
 
 
 def legal_log_probs(

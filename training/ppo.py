@@ -81,7 +81,7 @@ from tqdm import tqdm
 from agents import checkpoint as ckpt
 from agents.network import NetworkShape, PolicyNet, parameter_count
 from agents.options import split_assignment, yaml_value
-from agents.registry import agent_names, is_agent, make_agent
+from agents.registry import agent_class, agent_names, is_agent, make_agent
 from burako_env.observation import Observer
 from burako_env.records import GAMES
 from burako_env.rules import Rules, RulesError, load_rules
@@ -188,12 +188,17 @@ class PPOConfig:
     """Warm start by behaviour cloning this baseline's play before PPO (None: start from scratch)."""
     bc_teacher_options: dict[str, Any] = field(default_factory=dict)
     """The teacher's options, as burako-eval's ``--a-opt`` (e.g. ``{simulations: 100}`` for a search teacher)."""
+    bc_targets: str = "moves"
+    """What cloning fits: the teacher's moves, or (``visits``) a search teacher's root visit shares over the
+    legal moves (``neural_ismcts``: the expert-iteration target; a move without a search counts as one-hot)."""
     bc_games: int = 1000
     """Teacher-vs-teacher games to clone."""
     bc_epochs: int = 3
     """Passes over the cloning data."""
     bc_learning_rate: float = 1e-3
     """Adam step size while cloning."""
+    init_checkpoint: str | None = None
+    """Start a new run from this policy or training checkpoint's weights (the same network shape), not at random."""
     eval_every: int = 20
     """Evaluate against eval_opponents every this many updates (and at the end; 0: only at the end)."""
     eval_games: int = 200
@@ -286,6 +291,10 @@ class PPOConfig:
             problems.extend(f"bc_teacher: {p}" for p in _game_problems([self.bc_teacher], self.game))
         if self.bc_teacher_options:
             problems.extend(_teacher_option_problems(self.bc_teacher, self.bc_teacher_options))
+        if self.bc_targets not in BC_TARGETS:
+            problems.append(f"bc_targets must be one of {', '.join(BC_TARGETS)}, got {short_repr(self.bc_targets)}")
+        elif self.bc_targets == "visits" and self.bc_teacher is not None and not _searches(self.bc_teacher):
+            problems.append(f"bc_targets: visits needs a teacher that searches (neural_ismcts), not {self.bc_teacher}")
         if self.game == "burako" and self.num_players not in (2, 4):
             problems.append(f"num_players must be 2 or 4 (two sides), got {self.num_players}")
         if self.game == "rummy" and not 2 <= self.num_players <= 4:
@@ -336,6 +345,11 @@ def _game_problems(names: list[str], game: str) -> list[str]:
     return problems
 
 
+def _searches(teacher: str) -> bool:
+    """Whether a teacher keeps its last search tree's root (``last_root.visits``: agents/neural_search.py)."""
+    return hasattr(agent_class(teacher), "last_root")
+
+
 def _teacher_option_problems(teacher: str | None, options: dict[str, Any]) -> list[str]:
     """``bc_teacher_options`` the teacher refuses (built once here, so a bad option fails before any game)."""
     if teacher is None:
@@ -383,6 +397,8 @@ def resolve_device(name: str) -> torch.device:
 
 #: the ``precision`` values
 PRECISIONS = ("float32", "bfloat16", "auto")
+#: what behaviour cloning fits (``bc_targets``)
+BC_TARGETS = ("moves", "visits")
 
 
 def native_bfloat16(device: torch.device) -> bool:
@@ -432,6 +448,22 @@ def gae(values: np.ndarray, reward: float, gamma: float, lam: float) -> tuple[np
     return adv, adv + values
 
 
+def initial_weights(path: str, shape: NetworkShape) -> dict[str, torch.Tensor]:
+    """``init_checkpoint``'s weights (a policy or training checkpoint, read safely); a network of
+    another shape or layout is refused by name, before the run folder exists."""
+    try:
+        data = ckpt.load(path)
+    except ckpt.CheckpointError as exc:
+        raise ckpt.CheckpointError(f"init_checkpoint: {exc}") from None
+    net, _ = ckpt.build_policy(data, source=f"init_checkpoint {path}")
+    if net.shape != shape:
+        raise ckpt.CheckpointError(
+            f"init_checkpoint {path} holds the network {net.shape.to_dict()}, but this config builds "
+            f"{shape.to_dict()}: give the checkpoint's hidden, slot_embed, num_players and rules"
+        )
+    return net.state_dict()
+
+
 # ====================================================================== trainer
 class Trainer:
     """Owns the network, optimiser, league, games and run folder of one run."""
@@ -451,6 +483,8 @@ class Trainer:
         self.layout = shape.layout
         torch.manual_seed(config.seed)
         self.net = PolicyNet(shape, self.rules).to(self.device)
+        if config.init_checkpoint is not None and resume is None:  # a resumed run reads its own weights
+            self.net.load_state_dict(initial_weights(config.init_checkpoint, shape))
         #: the config with this update's scheduled values (training/schedule.py)
         self.live_cfg = config
         self.optimizer = fused_adam(self.net.parameters(), self.device, lr=config.learning_rate, eps=1e-5)
