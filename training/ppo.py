@@ -289,11 +289,16 @@ class PPOConfig:
             problems.append(f"bc_teacher: unknown agent {short_repr(self.bc_teacher)}; known: {sorted(known)}")
         if self.bc_teacher is not None:
             problems.extend(f"bc_teacher: {p}" for p in _game_problems([self.bc_teacher], self.game))
-        if self.bc_teacher_options:
+        if self.bc_teacher_options and (self.bc_teacher is None or is_agent(self.bc_teacher)):
             problems.extend(_teacher_option_problems(self.bc_teacher, self.bc_teacher_options))
         if self.bc_targets not in BC_TARGETS:
             problems.append(f"bc_targets must be one of {', '.join(BC_TARGETS)}, got {short_repr(self.bc_targets)}")
-        elif self.bc_targets == "visits" and self.bc_teacher is not None and not _searches(self.bc_teacher):
+        elif (
+            self.bc_targets == "visits"
+            and self.bc_teacher
+            and is_agent(self.bc_teacher)
+            and not _searches(self.bc_teacher)
+        ):
             problems.append(f"bc_targets: visits needs a teacher that searches (neural_ismcts), not {self.bc_teacher}")
         if self.game == "burako" and self.num_players not in (2, 4):
             problems.append(f"num_players must be 2 or 4 (two sides), got {self.num_players}")
