@@ -4,6 +4,7 @@ sampling, credit assignment, checkpoints and the PolicyAgent."""
 from __future__ import annotations
 
 import math
+import time
 from pathlib import Path
 
 import numpy as np
@@ -315,13 +316,28 @@ def test_cloning_builds_every_teacher_with_bc_teacher_options(tmp_path: Path, mo
     assert stats["decisions"] > 20
 
 
-def test_bad_bc_teacher_options_are_refused_before_any_game() -> None:
+def test_bad_bc_teacher_options_are_refused_before_any_game(tmp_path: Path) -> None:
+    """The teacher is built once when the Trainer starts: a bad option, or a teacher that does not search
+    for ``bc_targets: visits``, fails before the run folder exists; options or visits without a teacher
+    fail in the config."""
+    run_root = tmp_path / "runs"
+
+    def start(**fields: object) -> None:
+        Trainer(PPOConfig(run_root=str(run_root), num_envs=1, hidden=16, slot_embed=4, **fields), progress=False)
+
     with pytest.raises(ValueError, match=r"bc_teacher_options: fast_ismcts refuses \{'simulations': 0\}: simulations"):
-        PPOConfig(bc_teacher="fast_ismcts", bc_teacher_options={"simulations": 0})
+        start(bc_teacher="fast_ismcts", bc_teacher_options={"simulations": 0})
     with pytest.raises(ValueError, match=r"bc_teacher_options: fast_ismcts refuses .*bogus"):
-        PPOConfig(bc_teacher="fast_ismcts", bc_teacher_options={"bogus": 1})
+        start(bc_teacher="fast_ismcts", bc_teacher_options={"bogus": 1})
+    with pytest.raises(ValueError, match=r"bc_targets: visits needs a teacher that searches .*not planner"):
+        start(bc_teacher="planner", bc_targets="visits")
+    assert not run_root.exists()
     with pytest.raises(ValueError, match="bc_teacher_options given without a bc_teacher"):
         PPOConfig(bc_teacher=None, bc_teacher_options={"simulations": 4})
+    with pytest.raises(ValueError, match="bc_targets: visits needs a bc_teacher"):
+        PPOConfig(bc_teacher=None, bc_targets="visits")
+    with pytest.raises(ValueError, match="bc_targets must be one of moves, visits"):
+        PPOConfig(bc_teacher="planner", bc_targets="policy")
 
 
 def test_cloning_targets_are_the_moves_or_a_search_teachers_root_visit_shares() -> None:
@@ -373,11 +389,13 @@ def test_cloning_loss_of_one_hot_targets_is_the_moves_cross_entropy() -> None:
     legal = LegalIndex(mask_t)
     one_hot = torch.cat([torch.from_numpy(np.flatnonzero(m) == a).float() for m, a in zip(masks, actions, strict=True)])
     values = torch.linspace(-1, 1, len(actions))
+    for idx in (torch.arange(len(actions)), torch.tensor([7, 2, 30, 11, 0, 25])):  # whole, and a shuffled minibatch
+        loss, move_logp = cloning_loss(net, obs, legal, one_hot, act, values, idx, vf_coef=0.5)
+        logp, _, v = evaluate_actions(net, obs[idx], mask_t[idx], act[idx])
+        expected = -logp.mean() + 0.5 * 0.5 * ((v - values[idx]) ** 2).mean()
+        assert torch.allclose(loss, expected, atol=1e-5) and torch.allclose(move_logp, logp.detach(), atol=1e-5)
     idx = torch.arange(len(actions))
-    loss, move_logp = cloning_loss(net, obs, legal, one_hot, act, values, idx, vf_coef=0.5)
-    logp, _, v = evaluate_actions(net, obs, mask_t, act)
-    expected = -logp.mean() + 0.5 * 0.5 * ((v - values) ** 2).mean()
-    assert torch.allclose(loss, expected, atol=1e-5) and torch.allclose(move_logp, logp.detach(), atol=1e-5)
+    loss, _ = cloning_loss(net, obs, legal, one_hot, act, values, idx, vf_coef=0.5)
     # the targets matter: all mass on the network's own favourite moves costs less than on the random moves
     h, _ = net.features(obs)
     rows, _, logp_legal = legal_log_probs(net, h, mask_t)
@@ -396,15 +414,41 @@ def test_init_checkpoint_starts_a_new_run_from_its_weights_and_refuses_another_s
     trainer.writer.close()
     for name, tensor in trainer.net.state_dict().items():
         assert torch.equal(tensor, shipped["state_dict"][name].float()), name
+    with torch.no_grad():  # a resumed run goes on with its own weights, not init_checkpoint's
+        trainer.net.value_head.bias += 1.0
+    trainer.started = time.perf_counter()
+    trainer.save_checkpoint()
+    trainer.lock.release()
+    resumed = Trainer(trainer.cfg, resume=trainer.run_dir, progress=False)
+    resumed.writer.close()
+    assert torch.equal(resumed.net.value_head.bias, trainer.net.value_head.bias)
+    assert not torch.equal(resumed.net.value_head.bias, shipped["state_dict"]["value_head.bias"].float())
     with pytest.raises(ckpt.CheckpointError, match=r"init_checkpoint .*burako_ppo.pt holds the network .*'hidden': 25"):
         Trainer(PPOConfig(**config, hidden=16, slot_embed=4), progress=False)
     with pytest.raises(ckpt.CheckpointError, match=r"init_checkpoint: checkpoint .*missing.pt does not exist"):
         Trainer(PPOConfig(**{**config, "init_checkpoint": str(tmp_path / "missing.pt")}), progress=False)
 
 
-def test_bc_targets_visits_needs_a_searching_teacher() -> None:
-    with pytest.raises(ValueError, match="bc_targets: visits needs a teacher that searches"):
-        PPOConfig(bc_teacher="planner", bc_targets="visits")
-    with pytest.raises(ValueError, match="bc_targets must be one of moves, visits"):
-        PPOConfig(bc_teacher="planner", bc_targets="policy")
-    assert PPOConfig(bc_teacher="neural_ismcts", bc_targets="visits").bc_targets == "visits"
+def test_cloning_with_bc_targets_visits_fits_the_visit_shares(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``bc_targets: visits`` end to end: the games' targets are neural_ismcts' visit shares and the fit runs."""
+    from training import cloning
+
+    seen: list[dict[str, np.ndarray]] = []
+    real = cloning._teacher_games
+
+    def spy(task: tuple) -> dict[str, np.ndarray]:
+        seen.append(real(task))
+        return seen[-1]
+
+    monkeypatch.setattr(cloning, "_teacher_games", spy)
+    config = PPOConfig(
+        run_root=str(tmp_path), num_envs=1, hidden=16, slot_embed=4, bc_teacher="neural_ismcts", bc_targets="visits",
+        bc_teacher_options={"simulations": 8}, bc_games=1, bc_epochs=2, workers=1, minibatch_size=64,
+    )  # fmt: skip
+    trainer = Trainer(config, progress=False)
+    stats = trainer.behaviour_clone()
+    trainer.writer.close()
+    policy = np.concatenate([part["policy"] for part in seen])
+    decisions = sum(part["actions"].size for part in seen)
+    assert stats["decisions"] == decisions and math.isfinite(stats["loss"])
+    assert np.count_nonzero((policy > 0) & (policy < 1)) > decisions // 2  # shares, not one-hot targets

@@ -81,7 +81,7 @@ from tqdm import tqdm
 from agents import checkpoint as ckpt
 from agents.network import NetworkShape, PolicyNet, parameter_count
 from agents.options import split_assignment, yaml_value
-from agents.registry import agent_class, agent_names, is_agent, make_agent
+from agents.registry import agent_names, is_agent, make_agent
 from burako_env.observation import Observer
 from burako_env.records import GAMES
 from burako_env.rules import Rules, RulesError, load_rules
@@ -190,7 +190,7 @@ class PPOConfig:
     """The teacher's options, as burako-eval's ``--a-opt`` (e.g. ``{simulations: 100}`` for a search teacher)."""
     bc_targets: str = "moves"
     """What cloning fits: the teacher's moves, or (``visits``) a search teacher's root visit shares over the
-    legal moves (``neural_ismcts``: the expert-iteration target; a move without a search counts as one-hot)."""
+    legal moves (``neural_ismcts``: the expert-iteration target)."""
     bc_games: int = 1000
     """Teacher-vs-teacher games to clone."""
     bc_epochs: int = 3
@@ -289,17 +289,12 @@ class PPOConfig:
             problems.append(f"bc_teacher: unknown agent {short_repr(self.bc_teacher)}; known: {sorted(known)}")
         if self.bc_teacher is not None:
             problems.extend(f"bc_teacher: {p}" for p in _game_problems([self.bc_teacher], self.game))
-        if self.bc_teacher_options and (self.bc_teacher is None or is_agent(self.bc_teacher)):
-            problems.extend(_teacher_option_problems(self.bc_teacher, self.bc_teacher_options))
+        if self.bc_teacher is None and self.bc_teacher_options:
+            problems.append("bc_teacher_options given without a bc_teacher")
         if self.bc_targets not in BC_TARGETS:
             problems.append(f"bc_targets must be one of {', '.join(BC_TARGETS)}, got {short_repr(self.bc_targets)}")
-        elif (
-            self.bc_targets == "visits"
-            and self.bc_teacher
-            and is_agent(self.bc_teacher)
-            and not _searches(self.bc_teacher)
-        ):
-            problems.append(f"bc_targets: visits needs a teacher that searches (neural_ismcts), not {self.bc_teacher}")
+        elif self.bc_targets == "visits" and self.bc_teacher is None:
+            problems.append("bc_targets: visits needs a bc_teacher that searches (neural_ismcts)")
         if self.game == "burako" and self.num_players not in (2, 4):
             problems.append(f"num_players must be 2 or 4 (two sides), got {self.num_players}")
         if self.game == "rummy" and not 2 <= self.num_players <= 4:
@@ -350,19 +345,19 @@ def _game_problems(names: list[str], game: str) -> list[str]:
     return problems
 
 
-def _searches(teacher: str) -> bool:
-    """Whether a teacher keeps its last search tree's root (``last_root.visits``: agents/neural_search.py)."""
-    return hasattr(agent_class(teacher), "last_root")
-
-
-def _teacher_option_problems(teacher: str | None, options: dict[str, Any]) -> list[str]:
-    """``bc_teacher_options`` the teacher refuses (built once here, so a bad option fails before any game)."""
-    if teacher is None:
-        return ["bc_teacher_options given without a bc_teacher"]
+def teacher_problems(config: PPOConfig) -> list[str]:
+    """What is wrong with the cloning teacher as configured: it is built once with ``bc_teacher_options``
+    (so a bad option fails before the run folder and any game exist), and with ``bc_targets: visits`` it
+    must keep its last search's root (``last_root``, agents/neural_search.py). Checked by the Trainer when
+    cloning will run, not by the config, which is rebuilt at every scheduled update."""
+    if config.bc_teacher is None:
+        return []
     try:
-        make_agent(teacher, seed=0, **options)
+        teacher = make_agent(config.bc_teacher, seed=0, **config.bc_teacher_options)
     except (TypeError, ValueError) as exc:
-        return [f"bc_teacher_options: {teacher} refuses {short_repr(options)}: {exc}"]
+        return [f"bc_teacher_options: {config.bc_teacher} refuses {short_repr(config.bc_teacher_options)}: {exc}"]
+    if config.bc_targets == "visits" and not hasattr(teacher, "last_root"):
+        return [f"bc_targets: visits needs a teacher that searches (neural_ismcts), not {config.bc_teacher}"]
     return []
 
 
@@ -474,6 +469,9 @@ class Trainer:
     """Owns the network, optimiser, league, games and run folder of one run."""
 
     def __init__(self, config: PPOConfig, resume: str | Path | None = None, progress: bool = True) -> None:
+        problems = teacher_problems(config) if resume is None else []
+        if problems:
+            raise ValueError("bad training config: " + "; ".join(problems))
         self.cfg = config
         self.progress = progress
         torch.set_num_threads(config.torch_threads)
