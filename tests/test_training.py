@@ -452,3 +452,44 @@ def test_cloning_with_bc_targets_visits_fits_the_visit_shares(tmp_path: Path, mo
     decisions = sum(part["actions"].size for part in seen)
     assert stats["decisions"] == decisions and math.isfinite(stats["loss"])
     assert np.count_nonzero((policy > 0) & (policy < 1)) > decisions // 2  # shares, not one-hot targets
+
+
+def test_a_killed_burako_train_says_how_to_resume_and_resumes_from_its_last_checkpoint(tmp_path: Path) -> None:
+    """``kill`` (SIGTERM) of a running burako-train: exit status 130 and the --resume command on stderr; the
+    run folder's last checkpoint then resumes (issue 15: resume after a kill)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    sets = [f"run_root={tmp_path}", "bc_teacher=null", "total_steps=100000000", "eval_every=0"]
+    sets.append("league_baselines=[random]")
+    args = ["--config", str(SMOKE), *(x for s in sets for x in ("--set", s)), "--no-progress"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "training.ppo", *args],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and proc.poll() is None:
+            if list(tmp_path.glob("*/checkpoints/latest.pt")):
+                break
+            time.sleep(0.2)
+        assert proc.poll() is None, "the run ended before it could be stopped"
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    (run_dir,) = tmp_path.iterdir()
+    assert f"burako-train --resume {run_dir}" in err
+    saved = ckpt.load(run_dir / "checkpoints" / "latest.pt")["trainer"]
+    resumed = Trainer(load_config(SMOKE, sets), resume=run_dir, progress=False)
+    resumed.writer.close()
+    assert (resumed.update, resumed.global_step) == (saved["update"], saved["global_step"]) and resumed.update >= 1

@@ -99,6 +99,7 @@ from training.resume import latest_checkpoint, new_run_dir, record_config, resto
 from training.rollout import VectorRollout, episode_batch, episode_length
 from training.rummy_rollout import RummyRollout
 from training.schedule import schedule_problems, scheduled_values
+from training.signals import sigterm_as_interrupt
 
 #: names tests and scripts import from here, whose homes are the modules above
 __all__ = ["PPOConfig", "Trainer", "gae", "hand_reward", "latest_checkpoint", "load_config", "main", "new_run_dir"]
@@ -895,7 +896,17 @@ def main(argv: list[str] | None = None) -> int:
         f"network: {parameter_count(trainer.net):,} parameters",
         file=sys.stderr,
     )
-    policy = trainer.train()
+    try:
+        with sigterm_as_interrupt():  # kill (SIGTERM) stops a run as Ctrl-C does
+            policy = trainer.train()
+    except KeyboardInterrupt:
+        trainer.writer.close()  # what was logged up to now reaches TensorBoard
+        print(
+            f"\nstopped at update {trainer.update}; the run continues from its last checkpoint "
+            f"(written every {config.checkpoint_every} updates) with: burako-train --resume {trainer.run_dir}",
+            file=sys.stderr,
+        )
+        return 130
     if args.export:
         trainer.export_policy(args.export)
         policy = Path(args.export)
