@@ -150,9 +150,6 @@ class NeuralISMCTSAgent:
     #: the defaults of this agent's search settings, and the fields it reads
     default_settings = SearchSettings(simulations=256, exploration=1.5)
     uses_settings = ("simulations", "time_per_move", "exploration", "depth", "max_rollout_actions", "value_scale")
-    #: the root of the last search, its visits and summed values per action (None before any search and after a
-    #: forced move); declared on the class so training can tell a searching teacher by name (``bc_targets``)
-    last_root: _Node | None = None
 
     def __init__(
         self,
