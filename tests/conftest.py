@@ -261,11 +261,22 @@ def score_dicts(side_scores: Sequence[SideScore]) -> list[dict[str, int]]:
 def kill_after_first_checkpoint(args: Sequence[str], run_root: Path, timeout: float = 240.0) -> Path:
     """Start ``python -m training.ppo ARGS`` (its runs under ``run_root``), SIGKILL it once its
     ``checkpoints/latest.pt`` holds an update, and return that checkpoint's path."""
+    latest, returncode, _ = signal_after_first_checkpoint(args, run_root, signal.SIGKILL, timeout)
+    assert returncode == -signal.SIGKILL
+    return latest
+
+
+def signal_after_first_checkpoint(
+    args: Sequence[str], run_root: Path, signum: int, timeout: float = 240.0
+) -> tuple[Path, int, str]:
+    """Start ``python -m training.ppo ARGS`` (its runs under ``run_root``), send it ``signum`` once its
+    ``checkpoints/latest.pt`` holds an update; return that checkpoint's path, the exit status and stderr."""
     from agents import checkpoint as ckpt
 
     root = Path(__file__).resolve().parent.parent
     env = {**os.environ, "PYTHONPATH": str(root)}
-    proc = subprocess.Popen([sys.executable, "-m", "training.ppo", *args], cwd=root, env=env, stderr=subprocess.PIPE)
+    command = [sys.executable, "-m", "training.ppo", *args]
+    proc = subprocess.Popen(command, cwd=root, env=env, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + timeout
         latest = None
@@ -276,11 +287,14 @@ def kill_after_first_checkpoint(args: Sequence[str], run_root: Path, timeout: fl
                 break
             time.sleep(0.5)
         assert latest is not None, "no checkpoint within the deadline"
+        assert proc.poll() is None, "the run ended before it could be stopped"
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=120)
     finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-    assert proc.returncode == -signal.SIGKILL
-    return latest
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return latest, proc.returncode, err
 
 
 def episodes_by_hand(episodes: Iterable[Any]) -> dict[int, list[Any]]:

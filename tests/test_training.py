@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 import yaml
-from conftest import episodes_by_hand
+from conftest import episodes_by_hand, signal_after_first_checkpoint
 
 from agents import checkpoint as ckpt
 from agents.network import NetworkShape, PolicyNet
@@ -457,36 +457,13 @@ def test_cloning_with_bc_targets_visits_fits_the_visit_shares(tmp_path: Path, mo
 def test_a_killed_burako_train_says_how_to_resume_and_resumes_from_its_last_checkpoint(tmp_path: Path) -> None:
     """``kill`` (SIGTERM) of a running burako-train: exit status 130 and the --resume command on stderr; the
     run folder's last checkpoint then resumes (issue 15: resume after a kill)."""
-    import os
     import signal
-    import subprocess
-    import sys
 
-    root = Path(__file__).resolve().parent.parent
     sets = [f"run_root={tmp_path}", "bc_teacher=null", "total_steps=100000000", "eval_every=0"]
     sets.append("league_baselines=[random]")
     args = ["--config", str(SMOKE), *(x for s in sets for x in ("--set", s)), "--no-progress"]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "training.ppo", *args],
-        cwd=root,
-        env={**os.environ, "PYTHONPATH": str(root)},
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 240
-        while time.monotonic() < deadline and proc.poll() is None:
-            if list(tmp_path.glob("*/checkpoints/latest.pt")):
-                break
-            time.sleep(0.2)
-        assert proc.poll() is None, "the run ended before it could be stopped"
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 130, err
+    _, returncode, err = signal_after_first_checkpoint(args, tmp_path, signal.SIGTERM)
+    assert returncode == 130, err
     (run_dir,) = tmp_path.iterdir()
     assert f"burako-train --resume {run_dir}" in err
     saved = ckpt.load(run_dir / "checkpoints" / "latest.pt")["trainer"]
