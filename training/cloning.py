@@ -42,6 +42,10 @@ if TYPE_CHECKING:
     from training.ppo import Trainer
 
 
+#: one recorded decision: observation, packed mask, move, seat, target over the legal moves
+Decision = tuple[np.ndarray, np.ndarray, int, int, np.ndarray]
+
+
 class _Recorder:
     """Wraps a teacher agent and keeps (observation, mask, action, seat, target) of its non-forced moves.
 
@@ -65,19 +69,15 @@ class _Recorder:
         legal = np.flatnonzero(mask)
         if legal.size > 1:
             root = getattr(self.agent, "last_root", None) if self.visits else None
-            if root is not None:
-                counts = root.visits[legal].astype(np.float32)
+            counts = root.visits[legal].astype(np.float32) if root is not None else None
+            if counts is not None and counts.sum() > 0:
                 target = counts / counts.sum()
-            else:
+            else:  # the moves, or a search that visited nothing (never expected: at least one descent)
                 target = (legal == action).astype(np.float32)
             self.log.append(
                 (observation["observation"].astype(np.float16), np.packbits(mask), action, self.seat, target)
             )
         return action
-
-
-#: one recorded decision: observation, packed mask, move, seat, target over the legal moves
-Decision = tuple[np.ndarray, np.ndarray, int, int, np.ndarray]
 
 
 def _teacher_games(
