@@ -47,12 +47,16 @@ import torch
 from torch import nn
 
 from burako_env.actions import NUM_ACTIONS
-from burako_env.melds import MELD_FEATURE_SIZE
+from burako_env.melds import MELD_FEATURE_SIZE, MELD_PRESENT
 from burako_env.observation import layout_id, observation_layout, observation_size
 from burako_env.rules import Rules
 from burako_env.rummy import actions as rummy_actions
 from burako_env.rummy import observation as rummy_observation
 from burako_env.rummy.rules import RummyRules
+
+#: the batch size from which :meth:`PolicyNet.features` skips the meld slots no row uses: below it the
+#: bookkeeping costs more than it saves (one position: 101 us dense against 268 us, bench/README.md)
+SKIP_EMPTY_SLOTS_FROM = 16
 
 #: the games a network can play, and each one's action count
 GAME_ACTIONS: dict[str, int] = {"burako": NUM_ACTIONS, "rummy": rummy_actions.NUM_ACTIONS}
@@ -108,15 +112,27 @@ def _slot_indices(shape: NetworkShape, rules: Rules | RummyRules | None) -> tupl
     """Flat indices of the meld-shaped features (slots x 60) and of the rest (Rummy: no slots)."""
     if shape.game == "rummy":
         return np.zeros((0, MELD_FEATURE_SIZE), dtype=np.int64), np.arange(shape.obs_size)
-    num_players = shape.num_players
-    slot_rows: list[np.ndarray] = []
+    slot_rows = [
+        start + np.arange(n_slots * MELD_FEATURE_SIZE).reshape(n_slots, MELD_FEATURE_SIZE)
+        for start, n_slots in _slot_blocks(shape.num_players, rules)
+    ]
+    slots = np.concatenate(slot_rows, axis=0)
+    rest = np.setdiff1d(np.arange(shape.obs_size), slots.reshape(-1))
+    return slots, rest
+
+
+def _slot_blocks(num_players: int, rules: Rules | RummyRules | None) -> list[tuple[int, int]]:
+    """``(offset, slots)`` of each side's meld slots and of the two pending options, in slot order.
+
+    A side's melds fill its slots from the first (and never leave), so within a block the
+    slots in use are a prefix: what :meth:`PolicyNet.features` relies on to skip the rest."""
+    blocks: list[tuple[int, int]] = []
     for seg in observation_layout(num_players, rules):
         if seg.name in ("melds", "pending_options"):
-            n_slots = seg.size // MELD_FEATURE_SIZE
-            slot_rows.append(seg.offset + np.arange(n_slots * MELD_FEATURE_SIZE).reshape(n_slots, MELD_FEATURE_SIZE))
-    slots = np.concatenate(slot_rows, axis=0)
-    rest = np.setdiff1d(np.arange(observation_size(num_players, rules)), slots.reshape(-1))
-    return slots, rest
+            per_block = seg.shape[-2]
+            for first in range(0, seg.size // MELD_FEATURE_SIZE, per_block):
+                blocks.append((seg.offset + first * MELD_FEATURE_SIZE, per_block))
+    return blocks
 
 
 def _runs(indices: np.ndarray) -> list[tuple[int, int]]:
@@ -147,6 +163,8 @@ class PolicyNet(nn.Module):
         n_slots = slots.shape[0]
         self.slot_runs = _runs(slots)
         self.rest_runs = _runs(rest)
+        #: ``(offset, slots)`` per block of meld slots (a side's melds, the pending options): Burako only
+        self.slot_blocks = [] if shape.game == "rummy" else _slot_blocks(shape.num_players, rules)
         if n_slots:  # Rummy has none
             self.slot_encoder = nn.Sequential(nn.Linear(MELD_FEATURE_SIZE, shape.slot_embed), nn.ReLU())
         torso_in = n_slots * shape.slot_embed + rest.size
@@ -166,9 +184,21 @@ class PolicyNet(nn.Module):
 
     def features(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Torso output (batch, hidden) and values (batch,)."""
-        batch = obs.shape[0]
         if self.input_scale is not None:
             obs = obs * self.input_scale
+        if self.slot_blocks and obs.shape[0] >= SKIP_EMPTY_SLOTS_FROM and self._skips_empty_slots(obs):
+            pre_activation = self._first_layer_skipping_empty_slots(obs)
+        else:
+            pre_activation = self.torso[0](self._torso_input(obs))
+        # under a bfloat16 autocast (training's ``precision``) only the encoder and torso run in bfloat16:
+        # the heads read a float32 torso output, so values and logits keep float32 resolution
+        h = self.torso[1:](pre_activation).float()
+        with torch.autocast(h.device.type, enabled=False):
+            return h, self.value_head(h).squeeze(-1)
+
+    def _torso_input(self, obs: torch.Tensor) -> torch.Tensor:
+        """The torso's input: every slot's encoding in slot order, then the other segments."""
+        batch = obs.shape[0]
         # each run of slots encoded from a view, as (rows, 60) so the linear layer is one addmm (a 3-d
         # input adds its bias in a separate pass); only the (small) encodings are concatenated
         encoded = [
@@ -178,12 +208,52 @@ class PolicyNet(nn.Module):
         rest = [obs[:, start : start + size] for start, size in self.rest_runs]
         if encoded:  # the same dtype as the encodings (bfloat16 under training's autocast), so cat casts nothing
             rest = [part.to(encoded[0].dtype) for part in rest]
-        x = torch.cat([*encoded, *rest], dim=1)
-        # under a bfloat16 autocast (training's ``precision``) only the encoder and torso run in bfloat16:
-        # the heads read a float32 torso output, so values and logits keep float32 resolution
-        h = self.torso(x).float()
-        with torch.autocast(h.device.type, enabled=False):
-            return h, self.value_head(h).squeeze(-1)
+        return torch.cat([*encoded, *rest], dim=1)
+
+    @staticmethod
+    def _skips_empty_slots(obs: torch.Tensor) -> bool:
+        """Whether :meth:`_first_layer_skipping_empty_slots` serves: float32 on the CPU.
+
+        Its result depends on which slots the batch uses, so it equals the dense product only to
+        float rounding: harmless in float32 (~1e-7), but under a bfloat16 autocast a position's
+        logits would differ by up to ~0.25 between the rollout's batch and an update's minibatch,
+        where the dense product gives the same bits; and a GPU's products are cheap anyway."""
+        return obs.device.type == "cpu" and not torch.is_autocast_enabled("cpu") and obs.dtype == torch.float32
+
+    def _first_layer_skipping_empty_slots(self, obs: torch.Tensor) -> torch.Tensor:
+        """The torso's first layer (before its ReLU) without multiplying the slots no row of the
+        batch uses: the same function and parameters as the dense product.
+
+        A side's melds fill its slots from the first (``_slot_blocks``), and an empty slot is all
+        zeros (the observation's meld encoding), so its encoding is the encoder's output for zeros,
+        ``e0``, in every row: past a block's last used slot, the slots' share of the first layer is
+        the constant ``W_slots @ e0``, summed once per batch and added to the bias (gradients reach
+        those weights and the encoder through it). With 2 players a batch uses ~30 of 74 slots
+        (bench/README.md)."""
+        first = self.torso[0]
+        batch, hidden, embed = obs.shape[0], first.weight.shape[0], self.shape.slot_embed
+        n_slot_cols = sum(n for _, n in self.slot_blocks) * embed
+        # the other segments: one product over a view of the weights' last columns
+        rest = torch.cat([obs[:, start : start + size] for start, size in self.rest_runs], dim=1)
+        out = torch.addmm(first.bias, rest, first.weight[:, n_slot_cols:].t())
+        empty_encoding = self.slot_encoder(obs.new_zeros(1, MELD_FEATURE_SIZE))[0]
+        col = 0
+        for start, n_slots in self.slot_blocks:
+            # the block's slots in use: up to the last whose ``present`` feature is set in some row
+            present = obs[:, start + MELD_PRESENT : start + n_slots * MELD_FEATURE_SIZE : MELD_FEATURE_SIZE]
+            in_use = present.ne(0).any(0).nonzero()
+            used = int(in_use[-1]) + 1 if in_use.numel() else 0
+            weights = first.weight[:, col : col + n_slots * embed]
+            if used:
+                encoded = self.slot_encoder(
+                    obs[:, start : start + used * MELD_FEATURE_SIZE].reshape(-1, MELD_FEATURE_SIZE)
+                )
+                out = out.addmm(encoded.view(batch, used * embed), weights[:, : used * embed].t())
+            if used < n_slots:
+                unused = weights[:, used * embed :].reshape(hidden, n_slots - used, embed).sum(1)
+                out = out + unused @ empty_encoding
+            col += n_slots * embed
+        return out
 
     def logits_of(self, h: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor) -> torch.Tensor:
         """The logits of the (row, action) pairs only: dot products of the torso

@@ -353,6 +353,8 @@ _acc = 0
 for _name, _n in MELD_FEATURES:
     _OFFSETS[_name] = _acc
     _acc += _n
+#: the feature that says a meld slot holds a meld (1) or is empty (0, and then every feature is 0)
+MELD_PRESENT = _OFFSETS["present"]
 
 
 def encode_meld(meld: Meld) -> np.ndarray:

@@ -103,6 +103,56 @@ def test_legal_action_head_samples_only_legal_actions_and_matches_the_full_head(
     assert torch.allclose(grads[0], grads[1], atol=1e-6)
 
 
+@pytest.mark.parametrize("num_players", [2, 4])
+def test_the_first_layer_skips_unused_meld_slots_and_equals_the_dense_product(
+    num_players: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch's empty meld slots (past each side's last meld) are not multiplied: their share of
+    the torso's first layer is a constant. Values, torso outputs and every gradient equal the
+    dense product's on real positions, on fresh deals (no melds at all) and with a side's slots
+    all in use; the slots in use are a prefix of each block, as the shortcut assumes."""
+    import agents.network as network
+
+    rules = load_rules("burako")
+    torch.manual_seed(0)
+    net = PolicyNet(NetworkShape.for_env(num_players, rules, hidden=32, slot_embed=4), rules)
+    obs, _ = real_positions(600, num_players, seed=3)
+    obs = obs[300:]  # later positions: melds on the table
+    present = [obs[:, start + network.MELD_PRESENT : start + n * 60 : 60] for start, n in net.slot_blocks]
+    for block in present:  # each block's slots in use are a prefix: no empty slot before a used one
+        assert bool((block[:, 1:] <= block[:, :-1]).all())
+    assert max(int(block.sum(1).max()) for block in present) >= 3  # the positions have melds
+    full = obs[:40].clone()
+    start, n = net.slot_blocks[0]
+    full[0, start + (n - 1) * 60 : start + n * 60] = full[0, start : start + 60]  # the block's last slot too
+    full[0, start + (n - 1) * 60] = 1.0
+    fresh = torch.zeros_like(obs[:20])
+    calls = []
+    original = PolicyNet._first_layer_skipping_empty_slots
+    monkeypatch.setattr(
+        PolicyNet, "_first_layer_skipping_empty_slots", lambda self, o: calls.append(1) or original(self, o)
+    )
+    for batch in (obs, full, fresh):
+        outputs = []
+        for threshold in (16, 10**9):  # skipping, then dense
+            monkeypatch.setattr(network, "SKIP_EMPTY_SLOTS_FROM", threshold)
+            net.zero_grad()
+            h, values = net.features(batch)
+            (h.square().sum() + values.sum()).backward()
+            outputs.append([h, values] + [p.grad.clone() for n, p in net.named_parameters() if p.grad is not None])
+        skipping, dense = outputs
+        assert len(skipping) == len(dense) == 2 + 8  # weights and biases: encoder, two torso layers, value head
+        for a, b in zip(skipping, dense, strict=True):
+            assert torch.allclose(a, b, rtol=1e-4, atol=1e-5)
+    assert len(calls) == 3  # the shortcut ran once per batch
+    # under a bfloat16 autocast, and for small batches, the dense product runs
+    monkeypatch.setattr(network, "SKIP_EMPTY_SLOTS_FROM", 16)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        net.features(obs)
+    net.features(obs[:15])
+    assert len(calls) == 3
+
+
 def test_legal_action_sampling_follows_the_policy_distribution() -> None:
     """One position, many draws: empirical frequencies match the softmax."""
     rules = load_rules("burako")
