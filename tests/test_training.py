@@ -386,7 +386,7 @@ def test_cloning_loss_of_one_hot_targets_is_the_moves_cross_entropy() -> None:
     obs = torch.from_numpy(np.stack(obs_rows))
     mask_t = torch.from_numpy(np.stack(masks))
     act = torch.tensor(actions)
-    legal = LegalIndex(mask_t)
+    legal = LegalIndex.of_mask(mask_t)
     one_hot = torch.cat([torch.from_numpy(np.flatnonzero(m) == a).float() for m, a in zip(masks, actions, strict=True)])
     values = torch.linspace(-1, 1, len(actions))
     for idx in (torch.arange(len(actions)), torch.tensor([7, 2, 30, 11, 0, 25])):  # whole, and a shuffled minibatch

@@ -89,8 +89,13 @@ def test_legal_action_head_samples_only_legal_actions_and_matches_the_full_head(
     assert torch.allclose(entropy_legal, entropy_dense, atol=1e-4)
     # the batch-wide legal index cut per minibatch gives the same pairs as the minibatch's mask
     idx = torch.randperm(len(mask), generator=generator)[:97]
-    pairs = LegalIndex(mask).pairs(idx)
+    pairs = LegalIndex.of_mask(mask).pairs(idx)
     assert all(torch.equal(a, b) for a, b in zip(pairs, mask[idx].nonzero(as_tuple=True), strict=True))
+    # the same pairs read straight from the rollout store's bit-packed masks (no unpacking)
+    from_bits = LegalIndex.of_packed(np.packbits(mask.numpy(), axis=1))
+    for name in ("counts", "cols", "starts"):
+        assert torch.equal(getattr(from_bits, name), getattr(LegalIndex.of_mask(mask), name))
+    assert all(torch.equal(a, b) for a, b in zip(from_bits.pairs(idx), pairs, strict=True))
     logp_cut, _, _ = evaluate_actions(net, obs[idx], mask[idx], actions[idx], pairs)
     assert torch.allclose(logp_cut, logp_dense[idx], atol=1e-5)
     # gradients agree too: the same parameters, the same distribution

@@ -168,15 +168,10 @@ def behaviour_clone(trainer: Trainer) -> dict[str, float]:
                     bar.update()
     parts = [p for p in parts if p["actions"].size]
     obs = torch.from_numpy(np.concatenate([p["obs"] for p in parts]))
-    masks = torch.from_numpy(
-        np.unpackbits(
-            np.concatenate([p["masks"] for p in parts]), axis=1, count=trainer.net.policy_head.out_features
-        ).astype(bool)
-    )
     actions = torch.from_numpy(np.concatenate([p["actions"] for p in parts]))
     targets = torch.from_numpy(np.concatenate([p["targets"] for p in parts]))
     policy = torch.from_numpy(np.concatenate([p["policy"] for p in parts]))
-    legal = LegalIndex(masks)
+    legal = LegalIndex.of_packed(np.concatenate([p["masks"] for p in parts]))
     n = actions.numel()
     optimizer = torch.optim.Adam(trainer.net.parameters(), lr=cfg.bc_learning_rate)
     trainer.net.train()

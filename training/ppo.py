@@ -96,7 +96,7 @@ from training.league import League
 from training.locks import folder_lock
 from training.network import LegalIndex, evaluate_actions, evaluate_actions_dense
 from training.resume import latest_checkpoint, new_run_dir, record_config, restore, save_checkpoint
-from training.rollout import VectorRollout, episode_batch, episode_length
+from training.rollout import VectorRollout, episode_batch, episode_length, unpack_masks
 from training.rummy_rollout import RummyRollout
 from training.schedule import schedule_problems, scheduled_values
 from training.signals import sigterm_as_interrupt
@@ -605,14 +605,21 @@ class Trainer:
         if self.compute_dtype != torch.float32:
             # once for the whole batch: each minibatch then gathers half the bytes and its products cast nothing
             obs = obs.to(self.compute_dtype)
-        masks = torch.from_numpy(batch["masks"]).to(device)
         actions = torch.from_numpy(batch["actions"]).to(device)
         old_logp = torch.from_numpy(batch["logprobs"]).to(device)
         old_values = torch.from_numpy(batch["values"]).to(device)
         advantages = torch.from_numpy(np.concatenate(advs)).to(device)
         returns = torch.from_numpy(np.concatenate(rets)).to(device)
         evaluate_fn = evaluate_actions if cfg.policy_head == "legal" else evaluate_actions_dense
-        legal = LegalIndex(masks) if cfg.policy_head == "legal" else None
+        legal: LegalIndex | None = None
+        masks: torch.Tensor | None = None
+        packed = batch.get("packed_masks")
+        if cfg.policy_head == "legal" and packed is not None:  # the pairs straight from the store's bits
+            legal = LegalIndex.of_packed(packed, device)
+        else:
+            dense = batch["masks"] if packed is None else unpack_masks(packed, self.net.shape.num_actions)
+            masks = torch.from_numpy(dense).to(device)
+            legal = LegalIndex.of_mask(masks) if cfg.policy_head == "legal" else None
         n = obs.shape[0]
         clipfracs: list[float] = []
         stats: dict[str, float] = {}
@@ -622,7 +629,7 @@ class Trainer:
             for start in range(0, n, cfg.minibatch_size):
                 idx = perm[start : start + cfg.minibatch_size]
                 pairs = legal.pairs(idx) if legal is not None else None
-                mb_masks = masks[idx] if pairs is None else None  # the pairs say what the masks would
+                mb_masks = masks[idx] if pairs is None and masks is not None else None  # pairs say it all
                 # index_select: a parallel row copy, 3x faster than obs[idx] on the 4,886-wide rows
                 mb_obs = obs.index_select(0, idx)
                 logp, entropy, values = evaluate_fn(self.net, mb_obs, mb_masks, actions[idx], pairs)

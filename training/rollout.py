@@ -60,6 +60,11 @@ if TYPE_CHECKING:
     from training.ppo import Trainer
 
 
+def unpack_masks(packed: np.ndarray, num_actions: int) -> np.ndarray:
+    """Bool masks (rows x num_actions) from ``np.packbits(masks, axis=1)`` rows."""
+    return np.unpackbits(packed, axis=1, count=num_actions).view(np.bool_)
+
+
 class DecisionStore:
     """Learner decisions, one row each: observation, legal actions (bit-packed),
     action, behaviour log-probability and value.
@@ -92,7 +97,7 @@ class DecisionStore:
 
     def masks_of(self, rows: np.ndarray) -> np.ndarray:
         """The legal-action masks of ``rows`` as bool (rows x num_actions)."""
-        return np.unpackbits(self.packed_masks[rows], axis=1, count=self.num_actions).view(np.bool_)
+        return unpack_masks(self.packed_masks[rows], self.num_actions)
 
     def _grow(self, need: int) -> None:
         old = self.capacity
@@ -403,13 +408,15 @@ def play_until(step: Callable[[list[Any]], int], batch_size: int) -> list[Any]:
 
 def episode_batch(episodes: list[Any]) -> dict[str, np.ndarray]:
     """The stored arrays of a list of episodes, concatenated in order (one
-    gather per array for store-backed episodes)."""
+    gather per array for store-backed episodes). Store-backed episodes give
+    their legal actions as ``packed_masks`` (``np.packbits`` rows, unpacked only
+    where needed), others as bool ``masks``."""
     names = ("obs", "masks", "actions", "logprobs", "values")
     if episodes and all(isinstance(ep, StoredEpisode) for ep in episodes):
         store = episodes[0].store
         if all(ep.store is store for ep in episodes):
             rows = np.concatenate([ep.rows for ep in episodes])
             batch = {name: getattr(store, name)[rows] for name in names if name != "masks"}
-            batch["masks"] = store.masks_of(rows)
+            batch["packed_masks"] = store.packed_masks[rows]
             return batch
     return {name: np.concatenate([getattr(ep, name) for ep in episodes]) for name in names}
