@@ -117,7 +117,7 @@ def _slot_indices(shape: NetworkShape, rules: Rules | RummyRules | None) -> tupl
         for start, n_slots in _slot_blocks(shape.num_players, rules)
     ]
     slots = np.concatenate(slot_rows, axis=0)
-    rest = np.setdiff1d(np.arange(shape.obs_size), slots.reshape(-1))
+    rest = np.setdiff1d(np.arange(observation_size(shape.num_players, rules)), slots.reshape(-1))
     return slots, rest
 
 
@@ -125,7 +125,8 @@ def _slot_blocks(num_players: int, rules: Rules | RummyRules | None) -> list[tup
     """``(offset, slots)`` of each side's meld slots and of the two pending options, in slot order.
 
     A side's melds fill its slots from the first (and never leave), so within a block the
-    slots in use are a prefix: what :meth:`PolicyNet.features` relies on to skip the rest."""
+    slots in use are a prefix: :meth:`PolicyNet.features` skips a block's slots past the last
+    one in use (correct whatever the order, since an empty slot is all zeros; fast because of it)."""
     blocks: list[tuple[int, int]] = []
     for seg in observation_layout(num_players, rules):
         if seg.name in ("melds", "pending_options"):
@@ -225,7 +226,7 @@ class PolicyNet(nn.Module):
         batch uses: the same function and parameters as the dense product.
 
         A side's melds fill its slots from the first (``_slot_blocks``), and an empty slot is all
-        zeros (the observation's meld encoding), so its encoding is the encoder's output for zeros,
+        zeros (``burako_env.melds.encode_meld``), so its encoding is the encoder's output for zeros,
         ``e0``, in every row: past a block's last used slot, the slots' share of the first layer is
         the constant ``W_slots @ e0``, summed once per batch and added to the bias (gradients reach
         those weights and the encoder through it). With 2 players a batch uses ~30 of 74 slots
