@@ -217,13 +217,15 @@ class PolicyNet(nn.Module):
 
         Its result depends on which slots the batch uses, so it equals the dense product only to
         float rounding: harmless in float32 (~1e-7), but under a bfloat16 autocast a position's
-        logits would differ by up to ~0.25 between the rollout's batch and an update's minibatch,
-        where the dense product gives the same bits; and a GPU's products are cheap anyway."""
-        return obs.device.type == "cpu" and not torch.is_autocast_enabled("cpu") and obs.dtype == torch.float32
+        logits differed by up to 0.25 between a rollout-sized batch and an update's minibatch
+        (the dense product gave the same bits in both, measured on this project's CPU); and a
+        GPU's products are cheap anyway."""
+        return obs.device.type == "cpu" and obs.dtype == torch.float32 and not _cpu_autocast()
 
     def _first_layer_skipping_empty_slots(self, obs: torch.Tensor) -> torch.Tensor:
         """The torso's first layer (before its ReLU) without multiplying the slots no row of the
-        batch uses: the same function and parameters as the dense product.
+        batch uses: the dense product's values and parameter gradients, from the same parameters
+        (the skipped inputs get no gradient; nothing asks for one).
 
         A side's melds fill its slots from the first (``_slot_blocks``), and an empty slot is all
         zeros (``burako_env.melds.encode_meld``), so its encoding is the encoder's output for zeros,
@@ -270,6 +272,14 @@ class PolicyNet(nn.Module):
         h, value = self.features(obs)
         with torch.autocast(h.device.type, enabled=False):
             return self.policy_head(h), value
+
+
+def _cpu_autocast() -> bool:
+    """Whether a CPU autocast is on (torch before 2.4 has no device argument)."""
+    try:
+        return torch.is_autocast_enabled("cpu")
+    except TypeError:
+        return torch.is_autocast_cpu_enabled()
 
 
 def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

@@ -4,6 +4,7 @@ legal-action policy head, schedules, devices and resuming after a kill."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 from pathlib import Path
 
@@ -31,7 +32,7 @@ from training.ppo import (
     resolve_precision,
 )
 from training.resume import load_optimizer_state
-from training.rollout import DecisionStore
+from training.rollout import DecisionStore, episode_batch
 from training.schedule import schedule_problems, value_at
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -96,6 +97,13 @@ def test_legal_action_head_samples_only_legal_actions_and_matches_the_full_head(
     for name in ("counts", "cols", "starts"):
         assert torch.equal(getattr(from_bits, name), getattr(LegalIndex.of_mask(mask), name))
     assert all(torch.equal(a, b) for a, b in zip(from_bits.pairs(idx), pairs, strict=True))
+    odd = mask[:5].clone()
+    odd[[0, -1]] = False  # rows with no legal action, the last one too
+    odd[1, [0, 7, 8, odd.shape[1] - 1]] = True  # a byte's first and last bits, the last action
+    from_bits = LegalIndex.of_packed(np.packbits(odd.numpy(), axis=1), torch.device("cpu"))
+    for name in ("counts", "cols", "starts"):
+        assert torch.equal(getattr(from_bits, name), getattr(LegalIndex.of_mask(odd), name))
+    assert from_bits.counts.tolist()[0] == from_bits.counts.tolist()[-1] == 0
     logp_cut, _, _ = evaluate_actions(net, obs[idx], mask[idx], actions[idx], pairs)
     assert torch.allclose(logp_cut, logp_dense[idx], atol=1e-5)
     # gradients agree too: the same parameters, the same distribution
@@ -121,22 +129,37 @@ def test_the_first_layer_skips_unused_meld_slots_and_equals_the_dense_product(
     rules = load_rules("burako")
     torch.manual_seed(0)
     net = PolicyNet(NetworkShape.for_env(num_players, rules, hidden=32, slot_embed=4), rules)
+    with torch.no_grad():  # an empty slot's encoding is not zero, so the skipped slots' constant counts
+        net.slot_encoder[0].bias.uniform_(0.1, 0.5)
+    present_at = network.MELD_PRESENT
     obs, _ = real_positions(600, num_players, seed=3)
     obs = obs[300:]  # later positions: melds on the table
-    present = [obs[:, start + network.MELD_PRESENT : start + n * 60 : 60] for start, n in net.slot_blocks]
+    present = [obs[:, start + present_at : start + n * 60 : 60] for start, n in net.slot_blocks]
     for block in present:  # each block's slots in use are a prefix: no empty slot before a used one
         assert bool((block[:, 1:] <= block[:, :-1]).all())
-    assert max(int(block.sum(1).max()) for block in present) >= 3  # the positions have melds
+    assert all(int(block.sum(1).max()) >= 2 for block in present[:-1])  # every side has melds
+    # a batch where one side's slots are all in use and the pending options (the last block) hold melds
     full = obs[:40].clone()
+    first_slots = obs[:, net.slot_blocks[0][0] : net.slot_blocks[0][0] + 60]
+    meld = first_slots[int(first_slots[:, present_at].argmax())].clone()  # some row's first meld
+    assert float(meld[present_at]) == 1.0
     start, n = net.slot_blocks[0]
-    full[0, start + (n - 1) * 60 : start + n * 60] = full[0, start : start + 60]  # the block's last slot too
-    full[0, start + (n - 1) * 60] = 1.0
+    full[0, start : start + n * 60] = meld.repeat(n)
+    start, n = net.slot_blocks[-1]
+    full[1, start : start + n * 60] = meld.repeat(n)
     fresh = torch.zeros_like(obs[:20])
     calls = []
     original = PolicyNet._first_layer_skipping_empty_slots
     monkeypatch.setattr(
         PolicyNet, "_first_layer_skipping_empty_slots", lambda self, o: calls.append(1) or original(self, o)
     )
+    # which slots each block uses in the three batches: some but not all, all of a block, none
+    used = [
+        [int(b.any(0).sum()) for b in (o[:, s + present_at : s + n * 60 : 60] for s, n in net.slot_blocks)]
+        for o in (obs, full)
+    ]
+    assert all(0 < u < n for u, (_, n) in zip(used[0][:-1], net.slot_blocks, strict=False))
+    assert used[1][0] == net.slot_blocks[0][1] and used[1][-1] == net.slot_blocks[-1][1]
     for batch in (obs, full, fresh):
         outputs = []
         for threshold in (16, 10**9):  # skipping, then dense
@@ -221,6 +244,32 @@ def test_batched_rollout_records_the_readable_engines_transitions(tmp_path: Path
                 hand_reward(state, state.side_of[seat], cfg.win_weight, cfg.score_weight, cfg.reward_scale)
             )
     assert checked_hands >= 2
+
+
+def test_the_update_reads_the_stores_bits_and_both_heads_learn_the_same(tmp_path: Path) -> None:
+    """A batched rollout's batch carries its masks bit-packed (never unpacked for the legal head);
+    an update from the same weights, optimiser and permutations gives the same losses with the
+    legal-pair head (pairs read from the bits) and the full-width head (the masks unpacked)."""
+    cfg = vector_config(tmp_path, self_play_fraction=1.0, league_baselines=[], snapshot_every=0)
+    trainer = Trainer(cfg, progress=False)
+    episodes = trainer.collect()
+    batch = episode_batch(episodes)
+    assert "masks" not in batch
+    rows = np.concatenate([ep.rows for ep in episodes])
+    unpacked = torch.from_numpy(trainer.vector.store.masks_of(rows))
+    assert torch.equal(LegalIndex.of_packed(batch["packed_masks"]).cols, LegalIndex.of_mask(unpacked).cols)
+    weights = copy.deepcopy(trainer.net.state_dict())
+    optimiser = copy.deepcopy(trainer.optimizer.state_dict())
+    rng = copy.deepcopy(trainer.rng.bit_generator.state)
+    stats = {}
+    for head in ("legal", "full"):
+        trainer.net.load_state_dict(weights)
+        trainer.optimizer.load_state_dict(optimiser)
+        trainer.rng.bit_generator.state = rng
+        trainer.live_cfg = dataclasses.replace(trainer.cfg, policy_head=head)
+        stats[head] = trainer._ppo_update(episodes)
+    for key in ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac"):
+        assert stats["legal"][key] == pytest.approx(stats["full"][key], rel=1e-3, abs=1e-5), key
 
 
 @pytest.mark.parametrize("num_players", [2, 4])
@@ -470,6 +519,21 @@ def test_precision_and_update_threads_are_checked_when_the_config_loads() -> Non
     assert resolve_precision("bfloat16", cpu) == torch.bfloat16
     assert resolve_precision("auto", cpu) == (torch.bfloat16 if native_bfloat16(cpu) else torch.float32)
     assert not native_bfloat16(torch.device("meta"))
+
+
+@pytest.mark.parametrize(
+    ("amx", "avx512_bf16", "native"), [(True, False, True), (False, True, True), (False, False, False)]
+)
+def test_precision_auto_is_bfloat16_on_cpus_with_amx_or_avx512_bf16(
+    amx: bool, avx512_bf16: bool, native: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: amx)
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: avx512_bf16)
+    cpu = torch.device("cpu")
+    assert native_bfloat16(cpu) is native
+    assert resolve_precision("auto", cpu) == (torch.bfloat16 if native else torch.float32)
+    monkeypatch.delattr(torch.cpu, "_is_avx512_bf16_supported")  # a torch without that probe: AMX decides
+    assert native_bfloat16(cpu) is amx
 
 
 def test_bfloat16_legal_head_matches_the_full_head_under_the_same_autocast() -> None:

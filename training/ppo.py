@@ -575,7 +575,8 @@ class Trainer:
 
     def autocast(self) -> torch.autocast:
         """The context the network runs in, in rollouts and updates alike (``precision``), so the
-        log-probabilities a rollout stores and the update recomputes come from the same arithmetic."""
+        log-probabilities a rollout stores and the update recomputes come from the same arithmetic
+        (in float32 to rounding: a batch skips the meld slots none of its rows uses, agents/network.py)."""
         dtype = self.compute_dtype
         return torch.autocast(self.device.type, dtype=dtype, enabled=dtype != torch.float32)
 
