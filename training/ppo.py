@@ -218,8 +218,7 @@ class PPOConfig:
     """torch intra-op threads during the PPO update, when no game is played (None: every core)."""
     precision: str = "float32"
     """The network's matrix products: float32, bfloat16 (autocast; the heads stay float32), or auto:
-    bfloat16 where the hardware multiplies it natively (a CPU with AMX or AVX512-BF16, a CUDA device with bf16),
-    else float32."""
+    bfloat16 on a CPU with AMX or a CUDA device with bf16 (``native_bfloat16``), else float32."""
     run_root: str = "runs"
     """Folder holding the run folders."""
     log_every: int = 1
@@ -404,20 +403,24 @@ BC_TARGETS = ("moves", "visits")
 
 
 def native_bfloat16(device: torch.device) -> bool:
-    """Whether ``device`` multiplies bfloat16 matrices natively: a CUDA device
-    with bf16, or a CPU with AMX tiles or AVX512-BF16 (oneDNN's bf16 kernels: on
-    an AMD EPYC with AVX512-BF16 and no AMX, a 2,048 x 1,630 x 256 product runs
-    at 808 GFLOP/s in bf16 against 172 in float32, bench/README.md; on other
-    CPUs bf16 is emulated and slower than float32)."""
+    """Whether ``precision: auto`` picks bfloat16 on ``device``: a CUDA device
+    with bf16, or a CPU with AMX tiles (oneDNN's bf16 kernels).
+
+    Not a CPU with AVX512-BF16 alone, though it multiplies bf16 natively (an
+    AMD EPYC: 808 GFLOP/s against 172 in float32 for the torso's product, the
+    update ~1.3x): a reference run in bf16 there learned worse per update than
+    the same run in float32 (docs/training/README.md, trial 6), so float32, whose
+    batches skip the empty meld slots (agents/network.py), stays its default;
+    ``precision: bfloat16`` asks for it. On other CPUs bf16 is emulated and
+    slower than float32."""
     if device.type == "cuda":
         return torch.cuda.is_bf16_supported()
     if device.type != "cpu":
         return False
     try:
-        native = torch.cpu._is_amx_tile_supported() or torch.cpu._is_avx512_bf16_supported()
-    except AttributeError:  # a torch without the probes: assume not
+        return bool(torch.cpu._is_amx_tile_supported()) and torch.backends.mkldnn.is_available()
+    except AttributeError:  # a torch without the probe: assume not
         return False
-    return bool(native) and torch.backends.mkldnn.is_available()
 
 
 def resolve_precision(name: str, device: torch.device) -> torch.dtype:
