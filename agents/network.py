@@ -166,6 +166,8 @@ class PolicyNet(nn.Module):
         self.rest_runs = _runs(rest)
         #: ``(offset, slots)`` per block of meld slots (a side's melds, the pending options): Burako only
         self.slot_blocks = [] if shape.game == "rummy" else _slot_blocks(shape.num_players, rules)
+        #: batches from this many rows skip their empty meld slots (None: never; the benchmark's "today" path)
+        self.skip_empty_slots_from: int | None = SKIP_EMPTY_SLOTS_FROM
         if n_slots:  # Rummy has none
             self.slot_encoder = nn.Sequential(nn.Linear(MELD_FEATURE_SIZE, shape.slot_embed), nn.ReLU())
         torso_in = n_slots * shape.slot_embed + rest.size
@@ -187,7 +189,8 @@ class PolicyNet(nn.Module):
         """Torso output (batch, hidden) and values (batch,)."""
         if self.input_scale is not None:
             obs = obs * self.input_scale
-        if self.slot_blocks and obs.shape[0] >= SKIP_EMPTY_SLOTS_FROM and self._skips_empty_slots(obs):
+        skip_from = self.skip_empty_slots_from
+        if self.slot_blocks and skip_from is not None and obs.shape[0] >= skip_from and self._skips_empty_slots(obs):
             pre_activation = self._first_layer_skipping_empty_slots(obs)
         else:
             pre_activation = self.torso[0](self._torso_input(obs))

@@ -17,7 +17,8 @@ in play carry over as in a long run. Medians over rounds; the load average
 
 | path    | fields                                                                        |
 |---------|-------------------------------------------------------------------------------|
-| today   | ``rollout: engine``, ``policy_head: full`` (the loop before issue 15)         |
+| today   | ``rollout: engine``, ``policy_head: full``, every meld slot multiplied        |
+|         | (the loop before issue 15)                                                    |
 | new     | ``rollout: vector``, ``policy_head: legal``, ``torch_threads: 1``,            |
 |         | ``num_envs: 128`` (configs/ppo_reference.yaml's choices)                      |
 
@@ -71,6 +72,8 @@ def make_trainer(config: str, path: str, league: str, batch: int | None, run_roo
     if batch is not None:
         overrides.append(f"batch_size={batch}")
     trainer = Trainer(load_config(config, overrides), progress=False)
+    if path == "today":  # before issue 15 every batch multiplied all 74 meld slots
+        trainer.net.skip_empty_slots_from = None
     if path in PLAIN_ADAM:
         cfg = trainer.cfg
         trainer.optimizer = torch.optim.Adam(trainer.net.parameters(), lr=cfg.learning_rate, eps=1e-5)

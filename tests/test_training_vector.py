@@ -162,8 +162,8 @@ def test_the_first_layer_skips_unused_meld_slots_and_equals_the_dense_product(
     assert used[1][0] == net.slot_blocks[0][1] and used[1][-1] == net.slot_blocks[-1][1]
     for batch in (obs, full, fresh):
         outputs = []
-        for threshold in (16, 10**9):  # skipping, then dense
-            monkeypatch.setattr(network, "SKIP_EMPTY_SLOTS_FROM", threshold)
+        for threshold in (16, None):  # skipping, then dense
+            net.skip_empty_slots_from = threshold
             net.zero_grad()
             h, values = net.features(batch)
             (h.square().sum() + values.sum()).backward()
@@ -174,7 +174,7 @@ def test_the_first_layer_skips_unused_meld_slots_and_equals_the_dense_product(
             assert torch.allclose(a, b, rtol=1e-4, atol=1e-5)
     assert len(calls) == 3  # the shortcut ran once per batch
     # under a bfloat16 autocast, and for small batches, the dense product runs
-    monkeypatch.setattr(network, "SKIP_EMPTY_SLOTS_FROM", 16)
+    net.skip_empty_slots_from = network.SKIP_EMPTY_SLOTS_FROM
     with torch.autocast("cpu", dtype=torch.bfloat16):
         net.features(obs)
     net.features(obs[:15])
