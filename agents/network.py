@@ -55,7 +55,7 @@ from burako_env.rummy import observation as rummy_observation
 from burako_env.rummy.rules import RummyRules
 
 #: the batch size from which :meth:`PolicyNet.features` skips the meld slots no row uses: below it the
-#: bookkeeping costs more than it saves (one position: 101 us dense against 268 us, bench/README.md)
+#: bookkeeping costs more than it saves (one position: 103 us dense against 198 us, bench/README.md)
 SKIP_EMPTY_SLOTS_FROM = 16
 
 #: the games a network can play, and each one's action count
