@@ -5,20 +5,26 @@
     .venv/bin/python bench/bench_training.py --profile             # + cProfile of one round per path
 
 Each path is a :class:`training.ppo.Trainer` built from the same config,
-differing only in the fields below; both play from the same seed. A round
+differing only in the fields below; both play from the same seed. Each path
+lives in its own process (the allocator's settings are per process:
+``keep_freed_memory``), driven in turn from this one; a waiting path sleeps on
+its pipe and takes no core. A round
 times, for every path in turn (interleaved, so slow phases of a shared
 machine hit all of them): one rollout (``collect``: play until ``batch``
 learner decisions lie in finished hands) and one PPO update on it
 (``update_epochs`` passes of minibatches). Figures are **learner decisions
 per second**: stored decisions / rollout seconds, / update seconds, and / their
 sum (end to end). A warm-up rollout per path comes first (untimed), so hands
-in play carry over as in a long run. Medians over rounds; the load average
-(``os.getloadavg``) before and after goes with them.
+in play carry over as in a long run. Medians over rounds, and the pooled
+rate (all rounds' decisions / all their seconds): a round counts the decisions
+of the hands that finish in it, some of them played in the round before, so
+single rounds swing (the engine rollout's by 5x) where the pooled rate does
+not. The load average (``os.getloadavg``) before and after goes with them.
 
 | path    | fields                                                                        |
 |---------|-------------------------------------------------------------------------------|
-| today   | ``rollout: engine``, ``policy_head: full``, every meld slot multiplied        |
-|         | (the loop before issue 15)                                                    |
+| today   | ``rollout: engine``, ``policy_head: full``, every meld slot multiplied,       |
+|         | the allocator's defaults, plain Adam (the loop before issue 15)               |
 | new     | ``rollout: vector``, ``policy_head: legal``, ``torch_threads: 1``,            |
 |         | ``num_envs: 128`` (configs/ppo_reference.yaml's choices)                      |
 
@@ -38,6 +44,7 @@ import argparse
 import cProfile
 import io
 import json
+import multiprocessing as mp
 import os
 import pstats
 import statistics
@@ -55,7 +62,7 @@ import torch  # noqa: E402
 from training.ppo import Trainer, load_config  # noqa: E402
 
 PATHS: dict[str, list[str]] = {
-    "today": ["rollout=engine", "policy_head=full", "precision=float32", "update_threads=2"],
+    "today": ["rollout=engine", "policy_head=full", "precision=float32", "update_threads=2", "keep_freed_memory=false"],
     "new": ["rollout=vector", "policy_head=legal", "torch_threads=1", "num_envs=128", "precision=auto"],
 }
 #: paths whose optimiser is today's plain (unfused) Adam
@@ -67,8 +74,12 @@ def load() -> str:
     return "{:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
 
 
-def make_trainer(config: str, path: str, league: str, batch: int | None, run_root: str) -> Trainer:
-    overrides = ["bc_teacher=null", f"run_root={run_root}", "eval_every=0", *PATHS[path], *LEAGUES[league]]
+def make_trainer(
+    config: str, path: str, league: str, batch: int | None, run_root: str, fields: list[str] | None = None
+) -> Trainer:
+    """``path``'s trainer; ``fields``: its config fields (default ``PATHS[path]``; a variant's come this way)."""
+    fields = PATHS[path] if fields is None else fields
+    overrides = ["bc_teacher=null", f"run_root={run_root}", "eval_every=0", *fields, *LEAGUES[league]]
     if batch is not None:
         overrides.append(f"batch_size={batch}")
     trainer = Trainer(load_config(config, overrides), progress=False)
@@ -107,6 +118,44 @@ def profile_round(trainer: Trainer, top: int = 14) -> str:
     return out.getvalue()
 
 
+def path_process(conn: Any, make_args: tuple[Any, ...]) -> None:
+    """One path's trainer in its own process: answers "warmup", "round" and "profile" until "stop"."""
+    trainer = make_trainer(*make_args)
+    conn.send("ready")
+    while (command := conn.recv()) != "stop":
+        if command == "warmup":
+            start = time.perf_counter()
+            trainer.collect()  # hands in play, as in a long run
+            conn.send(time.perf_counter() - start)
+        elif command == "round":
+            conn.send(one_round(trainer))
+        elif command == "profile":
+            conn.send(profile_round(trainer))
+
+
+class PathProcess:
+    """The main process's handle on a :func:`path_process`."""
+
+    def __init__(self, context: Any, make_args: tuple[Any, ...]) -> None:
+        self.conn, child = context.Pipe()
+        self.process = context.Process(target=path_process, args=(child, make_args), daemon=True)
+        self.process.start()
+        if self.ask(None) != "ready":
+            raise RuntimeError(f"path process {make_args[1]} did not start")
+
+    def ask(self, command: str | None) -> Any:
+        if command is not None:
+            self.conn.send(command)
+        try:
+            return self.conn.recv()
+        except EOFError:
+            raise RuntimeError(f"a path process died (exit code {self.process.exitcode})") from None
+
+    def stop(self) -> None:
+        self.conn.send("stop")
+        self.process.join(timeout=30)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--config", default=str(ROOT / "configs" / "ppo_selfplay.yaml"))
@@ -137,15 +186,18 @@ def main() -> None:
         parser.error(f"--paths: unknown {unknown}; known: {sorted(PATHS)}")
     print(f"load before: {load()}  (cpus: {os.cpu_count()})", flush=True)
     run_root = tempfile.mkdtemp(prefix="bench_training_")
-    trainers = {(p, lg): make_trainer(args.config, p, lg, args.batch, run_root) for lg in leagues for p in paths}
+    context = mp.get_context("spawn")  # a fresh interpreter each: no torch or allocator state inherited
+    trainers = {
+        (p, lg): PathProcess(context, (args.config, p, lg, args.batch, run_root, PATHS[p]))
+        for lg in leagues
+        for p in paths
+    }
     for key, trainer in trainers.items():
-        start = time.perf_counter()
-        trainer.collect()  # warm-up: hands in play, as in a long run
-        print(f"warm-up {key}: {time.perf_counter() - start:.1f} s", flush=True)
+        print(f"warm-up {key}: {trainer.ask('warmup'):.1f} s", flush=True)
     rows: dict[tuple[str, str], list[dict[str, float]]] = {key: [] for key in trainers}
     for r in range(args.rounds):
         for key, trainer in trainers.items():
-            row = one_round(trainer)
+            row = trainer.ask("round")
             rows[key].append(row)
             print(
                 f"round {r} {key[0]:>5}/{key[1]:<8} n={row['decisions']:.0f} rollout {row['rollout']:8.0f}/s "
@@ -156,27 +208,43 @@ def main() -> None:
     summary: list[dict[str, Any]] = []
     for (path, league), results in rows.items():
         med = {k: statistics.median(row[k] for row in results) for k in results[0]}
-        summary.append({"path": path, "league": league, "rounds": len(results), **med})
-    print("\n| league | path | decisions/update | rollout dec/s | update dec/s | end-to-end dec/s | baseline share |")
-    print("|---|---|---|---|---|---|---|")
+        total = {k: sum(row[k] for row in results) for k in ("decisions", "rollout_s", "update_s")}
+        pooled = {
+            "pooled_rollout": total["decisions"] / total["rollout_s"],
+            "pooled_update": total["decisions"] / total["update_s"],
+            "pooled_end_to_end": total["decisions"] / (total["rollout_s"] + total["update_s"]),
+        }
+        summary.append({"path": path, "league": league, "rounds": len(results), **med, **pooled})
+    print(
+        "\n| league | path | decisions/update | rollout dec/s | update dec/s | end-to-end dec/s "
+        "| pooled: rollout | update | end to end | baseline share |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for row in summary:
         share = f"{row['share_baselines']:.2f}" if "share_baselines" in row else "-"
         print(
             f"| {row['league']} | {row['path']} | {row['decisions']:.0f} | {row['rollout']:,.0f} | "
-            f"{row['update']:,.0f} | {row['end_to_end']:,.0f} | {share} |"
+            f"{row['update']:,.0f} | {row['end_to_end']:,.0f} | {row['pooled_rollout']:,.0f} | "
+            f"{row['pooled_update']:,.0f} | {row['pooled_end_to_end']:,.0f} | {share} |"
         )
     for league in leagues:
         by_path = {row["path"]: row for row in summary if row["league"] == league}
         for path in (p for p in by_path if p != "today" and "today" in by_path):
-            ratios = {k: by_path[path][k] / by_path["today"][k] for k in ("rollout", "update", "end_to_end")}
-            print(f"{league}: {path} / today = " + ", ".join(f"{k} {v:.1f}x" for k, v in ratios.items()))
+            for prefix, label in (("", "medians"), ("pooled_", "pooled")):
+                ratios = {
+                    k: by_path[path][prefix + k] / by_path["today"][prefix + k]
+                    for k in ("rollout", "update", "end_to_end")
+                }
+                print(f"{league}: {path} / today ({label}) = " + ", ".join(f"{k} {v:.1f}x" for k, v in ratios.items()))
     if args.json:
         with open(args.json, "a", encoding="utf-8") as fh:
             for row in summary:
                 fh.write(json.dumps({**row, "load_after": load()}) + "\n")
     if args.profile:
         for key, trainer in trainers.items():
-            print(f"\n===== cProfile, one round: {key}\n{profile_round(trainer)}")
+            print(f"\n===== cProfile, one round: {key}\n{trainer.ask('profile')}")
+    for trainer in trainers.values():
+        trainer.stop()
 
 
 if __name__ == "__main__":

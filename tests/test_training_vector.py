@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
+import platform
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +20,9 @@ from burako_env.engine import GameState
 from burako_env.observation import Observer
 from burako_env.rules import load_rules
 from burako_env.vector import BurakoVectorEnv, sample_legal_actions
+from training import memory
 from training.league import SELF
+from training.memory import keep_freed_memory
 from training.network import LegalIndex, evaluate_actions, evaluate_actions_dense, sample_actions
 from training.ppo import (
     PPOConfig,
@@ -114,6 +117,40 @@ def test_legal_action_head_samples_only_legal_actions_and_matches_the_full_head(
         (lp.mean() + 0.1 * ent.mean() + values.mean()).backward()
         grads.append(net.policy_head.weight.grad.clone())
     assert torch.allclose(grads[0], grads[1], atol=1e-6)
+
+
+def test_every_minibatch_trains_on_its_own_rows_of_the_batch(tmp_path: Path) -> None:
+    """The update gathers each minibatch into one reused buffer: every minibatch, the short last
+    one included, must see exactly the batch's rows the epoch's permutation picked for it."""
+    cfg = vector_config(tmp_path, self_play_fraction=1.0, league_baselines=[], snapshot_every=0, minibatch_size=70)
+    trainer = Trainer(cfg, progress=False)
+    episodes = trainer.collect()
+    obs = torch.from_numpy(episode_batch(episodes)["obs"])
+    n = obs.shape[0]
+    assert n % cfg.minibatch_size, "the test wants a short last minibatch"
+    rng = np.random.default_rng()
+    rng.bit_generator.state = copy.deepcopy(trainer.rng.bit_generator.state)
+    expected = [
+        obs[perm[start : start + cfg.minibatch_size]]
+        for perm in (rng.permutation(n) for _ in range(cfg.update_epochs))
+        for start in range(0, n, cfg.minibatch_size)
+    ]
+    seen: list[torch.Tensor] = []
+    features = trainer.net.features
+    trainer.net.features = lambda batch: (seen.append(batch.clone()), features(batch))[1]  # type: ignore[method-assign]
+    trainer.live_cfg = dataclasses.replace(trainer.cfg, target_kl=None)  # every epoch runs
+    trainer._ppo_update(episodes)
+    assert len(seen) == len(expected)
+    for got, want in zip(seen, expected, strict=True):
+        assert torch.equal(got, want)
+
+
+def test_keep_freed_memory_is_accepted_by_glibc() -> None:
+    """glibc refuses an mmap threshold above its ceiling (32 MiB on 64-bit): the values must be in range."""
+    if platform.libc_ver()[0] != "glibc":
+        pytest.skip("glibc only")
+    assert keep_freed_memory()
+    assert memory.MMAP_THRESHOLD <= 32 * 2**20 and memory.TRIM_THRESHOLD < 2**31
 
 
 @pytest.mark.parametrize("num_players", [2, 4])
