@@ -41,6 +41,7 @@ without baseline agents), or ``both``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import io
 import json
@@ -83,8 +84,9 @@ def make_trainer(
     if batch is not None:
         overrides.append(f"batch_size={batch}")
     trainer = Trainer(load_config(config, overrides), progress=False)
-    if path == "today":  # before issue 15 every batch multiplied all 74 meld slots
+    if path == "today":  # before issue 15 every batch multiplied all 74 meld slots, each minibatch a fresh tensor
         trainer.net.skip_empty_slots_from = None
+        trainer.reuse_minibatch_buffer = False
     if path in PLAIN_ADAM:
         cfg = trainer.cfg
         trainer.optimizer = torch.optim.Adam(trainer.net.parameters(), lr=cfg.learning_rate, eps=1e-5)
@@ -131,6 +133,8 @@ def path_process(conn: Any, make_args: tuple[Any, ...]) -> None:
             conn.send(one_round(trainer))
         elif command == "profile":
             conn.send(profile_round(trainer))
+        else:  # the process ends: the main one's next read raises
+            raise ValueError(f"path process: unknown command {command!r}")
 
 
 class PathProcess:
@@ -140,6 +144,7 @@ class PathProcess:
         self.conn, child = context.Pipe()
         self.process = context.Process(target=path_process, args=(child, make_args), daemon=True)
         self.process.start()
+        child.close()  # the child's end lives in the child only: its death is then an EOF here, not a hang
         if self.ask(None) != "ready":
             raise RuntimeError(f"path process {make_args[1]} did not start")
 
@@ -152,7 +157,8 @@ class PathProcess:
             raise RuntimeError(f"a path process died (exit code {self.process.exitcode})") from None
 
     def stop(self) -> None:
-        self.conn.send("stop")
+        with contextlib.suppress(BrokenPipeError, OSError):  # already gone
+            self.conn.send("stop")
         self.process.join(timeout=30)
 
 

@@ -21,6 +21,7 @@ from burako_env.observation import Observer
 from burako_env.rules import load_rules
 from burako_env.vector import BurakoVectorEnv, sample_legal_actions
 from training import memory
+from training import ppo as ppo_module
 from training.league import SELF
 from training.memory import keep_freed_memory
 from training.network import LegalIndex, evaluate_actions, evaluate_actions_dense, sample_actions
@@ -119,26 +120,29 @@ def test_legal_action_head_samples_only_legal_actions_and_matches_the_full_head(
     assert torch.allclose(grads[0], grads[1], atol=1e-6)
 
 
-def test_every_minibatch_trains_on_its_own_rows_of_the_batch(tmp_path: Path) -> None:
-    """The update gathers each minibatch into one reused buffer: every minibatch, the short last
-    one included, must see exactly the batch's rows the epoch's permutation picked for it."""
-    cfg = vector_config(tmp_path, self_play_fraction=1.0, league_baselines=[], snapshot_every=0, minibatch_size=70)
+@pytest.mark.parametrize("reuse_buffer", [True, False])
+def test_every_minibatch_trains_on_its_own_rows_of_the_batch(tmp_path: Path, reuse_buffer: bool) -> None:
+    """The update gathers each minibatch into one reused buffer (or, as before issue 15, a fresh
+    tensor): every minibatch, the short last one included, must see exactly the batch's rows the
+    epoch's permutation picked for it."""
+    cfg = vector_config(tmp_path, self_play_fraction=1.0, league_baselines=[], snapshot_every=0)
     trainer = Trainer(cfg, progress=False)
+    trainer.reuse_minibatch_buffer = reuse_buffer
     episodes = trainer.collect()
     obs = torch.from_numpy(episode_batch(episodes)["obs"])
     n = obs.shape[0]
-    assert n % cfg.minibatch_size, "the test wants a short last minibatch"
+    size = 70 if n % 70 else 71  # a short last minibatch
+    trainer.live_cfg = dataclasses.replace(trainer.cfg, target_kl=None, minibatch_size=size)  # every epoch runs
     rng = np.random.default_rng()
     rng.bit_generator.state = copy.deepcopy(trainer.rng.bit_generator.state)
     expected = [
-        obs[perm[start : start + cfg.minibatch_size]]
+        obs[perm[start : start + size]]
         for perm in (rng.permutation(n) for _ in range(cfg.update_epochs))
-        for start in range(0, n, cfg.minibatch_size)
+        for start in range(0, n, size)
     ]
     seen: list[torch.Tensor] = []
     features = trainer.net.features
     trainer.net.features = lambda batch: (seen.append(batch.clone()), features(batch))[1]  # type: ignore[method-assign]
-    trainer.live_cfg = dataclasses.replace(trainer.cfg, target_kl=None)  # every epoch runs
     trainer._ppo_update(episodes)
     assert len(seen) == len(expected)
     for got, want in zip(seen, expected, strict=True):
@@ -150,7 +154,30 @@ def test_keep_freed_memory_is_accepted_by_glibc() -> None:
     if platform.libc_ver()[0] != "glibc":
         pytest.skip("glibc only")
     assert keep_freed_memory()
-    assert memory.MMAP_THRESHOLD <= 32 * 2**20 and memory.TRIM_THRESHOLD < 2**31
+
+
+def test_keep_freed_memory_does_nothing_without_glibc(monkeypatch: pytest.MonkeyPatch) -> None:
+    """macOS, Windows, musl: no mallopt to call, the answer is False and nothing is loaded."""
+    loaded: list[str] = []
+    monkeypatch.setattr(memory.ctypes, "CDLL", lambda name: loaded.append(name))
+    monkeypatch.setattr(memory.sys, "platform", "darwin")
+    assert not keep_freed_memory()
+    monkeypatch.setattr(memory.sys, "platform", "linux")
+    monkeypatch.setattr(memory.platform, "libc_ver", lambda: ("", ""))
+    assert not keep_freed_memory()
+    assert loaded == []
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_the_trainer_keeps_freed_memory_only_when_configured(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keep: bool
+) -> None:
+    """keep_freed_memory: true asks the allocator once and records its answer; false never asks."""
+    calls: list[int] = []
+    monkeypatch.setattr(ppo_module, "keep_freed_memory", lambda: calls.append(1) or True)
+    trainer = Trainer(vector_config(tmp_path, keep_freed_memory=keep), progress=False)
+    assert calls == ([1] if keep else [])
+    assert trainer.keeps_freed_memory is keep
 
 
 @pytest.mark.parametrize("num_players", [2, 4])

@@ -8,7 +8,9 @@ heap back to the system, so every minibatch paid its page faults again: a
 freed memory in the heap (a fixed ``mmap`` threshold at glibc's ceiling and a
 1 GiB trim threshold) made the reference update ~1.5x faster on this
 project's 2-core CPU (bench/README.md, "Page faults"). The cost is that a
-training process holds on to up to 1 GiB it has freed.
+training process holds on to memory it has freed: up to 1 GiB at the top of
+each malloc arena, more where freed blocks under 32 MiB lie between live ones.
+mallopt's settings hold for the whole process and are not undone.
 """
 
 from __future__ import annotations

@@ -219,7 +219,8 @@ class PPOConfig:
     """torch intra-op threads during the PPO update, when no game is played (None: every core)."""
     keep_freed_memory: bool = True
     """Keep the memory the update frees in the C heap for its next minibatch (glibc, training/memory.py): the
-    update ~1.5x faster on a CPU. False: the allocator's defaults (the path before issue 15, in the benchmark)."""
+    update ~1.5x faster on a CPU. The setting holds for the whole process and cannot be undone, so False
+    leaves the allocator as it is: glibc's defaults unless an earlier Trainer in the process set it."""
     precision: str = "float32"
     """The network's matrix products: float32, bfloat16 (autocast; the heads stay float32), or auto:
     bfloat16 on a CPU with AMX or a CUDA device with bf16 (``native_bfloat16``), else float32."""
@@ -488,8 +489,8 @@ class Trainer:
         self.progress = progress
         torch.set_num_threads(config.torch_threads)
         self.device = resolve_device(config.device)
-        if config.keep_freed_memory:  # the update's 10-40 MB tensors without fresh page faults each
-            keep_freed_memory()
+        #: whether glibc took the settings (False: not asked, or no glibc): the run's hyperparameters show it
+        self.keeps_freed_memory = config.keep_freed_memory and keep_freed_memory()
         self.game = str(config.game)
         self.rules: Rules | RummyRules = (load_rummy_rules if self.game == "rummy" else load_rules)(config.rules)
         self.rules.check_players(config.num_players)
@@ -600,6 +601,10 @@ class Trainer:
         finally:
             torch.set_num_threads(rollout_threads)
 
+    #: gather each minibatch into one reused buffer; False: a fresh tensor by indexing, the update before
+    #: issue 15 (bench/bench_training.py's "today" path sets it)
+    reuse_minibatch_buffer: bool = True
+
     def _ppo_epochs(self, episodes: list[Any]) -> dict[str, float]:
         cfg = self.live_cfg
         batch = episode_batch(episodes)
@@ -643,8 +648,11 @@ class Trainer:
                 idx = perm[start : start + cfg.minibatch_size]
                 pairs = legal.pairs(idx) if legal is not None else None
                 mb_masks = masks[idx] if pairs is None and masks is not None else None  # pairs say it all
-                # index_select: a parallel row copy, 3x faster than obs[idx] on the 4,886-wide rows
-                mb_obs = torch.index_select(obs, 0, idx, out=mb_obs_buffer[: idx.numel()])
+                if self.reuse_minibatch_buffer:
+                    # index_select: a parallel row copy, 3x faster than obs[idx] on the 4,886-wide rows
+                    mb_obs = torch.index_select(obs, 0, idx, out=mb_obs_buffer[: idx.numel()])
+                else:
+                    mb_obs = obs[idx]
                 logp, entropy, values = evaluate_fn(self.net, mb_obs, mb_masks, actions[idx], pairs)
                 entropy = entropy.mean()
                 log_ratio = logp - old_logp[idx]
@@ -762,7 +770,8 @@ class Trainer:
 
     # ------------------------------------------------------------------ main loop
     def _log_hparams(self) -> None:
-        rows = "\n".join(f"|{k}|{v}|" for k, v in self.cfg.to_dict().items())
+        values = {**self.cfg.to_dict(), "keep_freed_memory (taken by the allocator)": self.keeps_freed_memory}
+        rows = "\n".join(f"|{k}|{v}|" for k, v in values.items())
         self.writer.add_text("hyperparameters", f"|param|value|\n|-|-|\n{rows}")
 
     def _apply_schedules(self) -> None:
