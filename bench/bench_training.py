@@ -154,6 +154,7 @@ class PathProcess:
         try:
             return self.conn.recv()
         except EOFError:
+            self.process.join(timeout=5)  # for its exit code; its traceback is on stderr above
             raise RuntimeError(f"a path process died (exit code {self.process.exitcode})") from None
 
     def stop(self) -> None:
