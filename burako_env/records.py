@@ -67,8 +67,11 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import signal
+import threading
 import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -397,6 +400,35 @@ def dumps_record(record: Mapping[str, Any]) -> str:
     return json.dumps(record, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
+#: the signals a command line turns into KeyboardInterrupt (Ctrl-C; ``kill`` in burako-eval and burako-train)
+_INTERRUPTS = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextmanager
+def _interrupts_deferred() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM until the block ends, then deliver them as they would have been.
+
+    A KeyboardInterrupt raised inside gzip's write, between its compressed bytes and its
+    checksum, leaves a file whose end fails its CRC. Python runs signal handlers in the main
+    thread only, so swapping the handlers there (not masking the signal, which another thread
+    could still receive) covers a signal sent to any thread."""
+    if threading.current_thread() is not threading.main_thread() or any(
+        signal.getsignal(signum) is None
+        for signum in _INTERRUPTS  # a handler set outside Python: left alone
+    ):
+        yield
+        return
+    caught: list[int] = []
+    previous = {signum: signal.signal(signum, lambda signum, frame: caught.append(signum)) for signum in _INTERRUPTS}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        for signum in dict.fromkeys(caught):
+            signal.raise_signal(signum)  # the restored handler: KeyboardInterrupt, or the default action
+
+
 class RecordWriter:
     """Appends validated records to a JSON-lines file, one per line, as they
     come (an evaluation streams thousands of games without keeping them).
@@ -425,14 +457,17 @@ class RecordWriter:
             validate_record(record)
         except RecordError as exc:
             raise RecordError(f"refusing to write record {self.count}: {exc}") from exc
-        self._file.write(dumps_record(record) + "\n")
-        # on disk at once (a gzip stream: a sync flush), so a killed writer loses at most the line it was writing
-        self._file.flush()
-        self.count += 1
+        line = dumps_record(record) + "\n"
+        with _interrupts_deferred():  # an interrupted gzip write would corrupt the whole file's end
+            self._file.write(line)
+            # on disk at once (a gzip stream: a sync flush), so a killed writer loses at most the line it was writing
+            self._file.flush()
+            self.count += 1
 
     def close(self) -> None:
         if self._file is not None:
-            self._file.close()
+            with _interrupts_deferred():  # gzip's end (checksum and size) written whole
+                self._file.close()
             self._file = None
 
     def __enter__(self) -> RecordWriter:

@@ -601,3 +601,38 @@ def test_the_progress_bar_counts_games_as_they_finish_and_results_stay_in_deal_o
         deals.extend(g.deal for g in games[::2])
     assert deals == [0, 1, 2, 3, 4, 5] and sum(heard) == handed == 12
     assert all(n >= 2 and n % 2 == 0 for n in heard)
+
+
+def test_an_interrupt_in_the_middle_of_a_gzip_write_waits_for_the_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sample_record: dict[str, Any]
+) -> None:
+    """SIGTERM (as KeyboardInterrupt, burako-eval's ``kill``) arriving inside gzip's write, between
+    its compressed bytes and its checksum, must not leave a file that fails its CRC: the writer
+    finishes the record and the interrupt comes after it (the CI failure of 2026-12-03)."""
+    import signal
+    import zlib
+
+    from burako_env.records import RecordWriter
+    from training.signals import sigterm_as_interrupt
+
+    record = sample_record
+    path = tmp_path / "games.jsonl.gz"
+    real_crc32 = zlib.crc32
+    raised: list[int] = []
+
+    def crc32_then_signal(data: Any, value: int = 0) -> int:
+        if not raised:  # once: the checksum step of GzipFile.write
+            raised.append(1)
+            signal.raise_signal(signal.SIGTERM)
+        return real_crc32(data, value)
+
+    with sigterm_as_interrupt():
+        writer = RecordWriter(path)
+        writer.write(record)
+        monkeypatch.setattr(zlib, "crc32", crc32_then_signal)
+        with pytest.raises(KeyboardInterrupt):
+            writer.write(record)
+        monkeypatch.setattr(zlib, "crc32", real_crc32)
+        writer.close()
+    assert raised
+    assert read_records(path) == [json.loads(json.dumps(record))] * 2
