@@ -401,7 +401,7 @@ def test_cloning_loss_of_one_hot_targets_is_the_moves_cross_entropy() -> None:
     rows, _, logp_legal = legal_log_probs(net, h, mask_t)
     best = torch.full((len(actions),), -torch.inf).scatter_reduce(0, rows, logp_legal.detach(), "amax")
     favourite = (logp_legal.detach() == best[rows]).float()
-    assert float(cloning_loss(net, obs, legal, favourite, act, values, idx, 0.5)[0]) < float(loss) - 0.1
+    assert cloning_loss(net, obs, legal, favourite, act, values, idx, 0.5)[0].item() < loss.item() - 0.1
 
 
 def test_init_checkpoint_starts_a_new_run_from_its_weights_and_refuses_another_shape(tmp_path: Path) -> None:
