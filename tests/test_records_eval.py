@@ -615,7 +615,6 @@ def test_an_interrupt_in_the_middle_of_a_gzip_write_waits_for_the_record(
     from burako_env.records import RecordWriter
     from training.signals import sigterm_as_interrupt
 
-    record = sample_record
     path = tmp_path / "games.jsonl.gz"
     real_crc32 = zlib.crc32
     raised: list[int] = []
@@ -628,11 +627,11 @@ def test_an_interrupt_in_the_middle_of_a_gzip_write_waits_for_the_record(
 
     with sigterm_as_interrupt():
         writer = RecordWriter(path)
-        writer.write(record)
+        writer.write(sample_record)
         monkeypatch.setattr(zlib, "crc32", crc32_then_signal)
         with pytest.raises(KeyboardInterrupt):
-            writer.write(record)
+            writer.write(sample_record)
         monkeypatch.setattr(zlib, "crc32", real_crc32)
         writer.close()
     assert raised
-    assert read_records(path) == [json.loads(json.dumps(record))] * 2
+    assert read_records(path) == [json.loads(json.dumps(sample_record))] * 2
