@@ -338,6 +338,12 @@ def test_bad_bc_teacher_options_are_refused_before_any_game(tmp_path: Path) -> N
         PPOConfig(bc_teacher=None, bc_targets="visits")
     with pytest.raises(ValueError, match="bc_targets must be one of moves, visits"):
         PPOConfig(bc_teacher="planner", bc_targets="policy")
+    # a teacher with no games (or no epochs) used to crash on an empty concatenation after the games
+    with pytest.raises(ValueError, match=r"bc_teacher planner needs bc_games and bc_epochs > 0, got 0 and 4"):
+        PPOConfig(bc_teacher="planner", bc_games=0, bc_epochs=4)
+    with pytest.raises(ValueError, match=r"bc_teacher planner needs bc_games and bc_epochs > 0, got 10 and 0"):
+        PPOConfig(bc_teacher="planner", bc_games=10, bc_epochs=0)
+    assert PPOConfig(bc_teacher=None, bc_games=0).bc_games == 0
 
 
 def test_cloning_targets_are_the_moves_or_a_search_teachers_root_visit_shares() -> None:

@@ -297,6 +297,11 @@ class PPOConfig:
             problems.extend(f"bc_teacher: {p}" for p in _game_problems([self.bc_teacher], self.game))
         if self.bc_teacher is None and self.bc_teacher_options:
             problems.append("bc_teacher_options given without a bc_teacher")
+        if self.bc_teacher is not None and (self.bc_games <= 0 or self.bc_epochs <= 0):
+            problems.append(
+                f"bc_teacher {self.bc_teacher} needs bc_games and bc_epochs > 0, got {self.bc_games} and "
+                f"{self.bc_epochs}; to skip the warm start, leave bc_teacher out"
+            )
         if self.bc_targets not in BC_TARGETS:
             problems.append(f"bc_targets must be one of {', '.join(BC_TARGETS)}, got {short_repr(self.bc_targets)}")
         elif self.bc_targets == "visits" and self.bc_teacher is None:
