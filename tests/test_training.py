@@ -435,6 +435,38 @@ def test_init_checkpoint_starts_a_new_run_from_its_weights_and_refuses_another_s
         Trainer(PPOConfig(**{**config, "init_checkpoint": str(tmp_path / "missing.pt")}), progress=False)
 
 
+def test_init_checkpoint_with_a_cloning_teacher_says_the_weights_are_fitted_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``init_checkpoint`` plus ``bc_teacher`` clones on top of the loaded weights: the run says so before
+    it clones (a plain warm restart should leave ``bc_teacher`` out), and without a teacher it says nothing."""
+
+    from agents.policy import DEFAULT_CHECKPOINT
+
+    shape = ckpt.load(DEFAULT_CHECKPOINT)["policy"]["shape"]
+
+    class Stop(Exception):
+        pass
+
+    def stop() -> dict[str, float]:
+        raise Stop
+
+    for teacher in ("planner", None):
+        config = PPOConfig(
+            run_root=str(tmp_path / str(teacher)), num_envs=1, bc_teacher=teacher, total_steps=1, eval_every=0,
+            init_checkpoint=str(DEFAULT_CHECKPOINT), hidden=shape["hidden"], slot_embed=shape["slot_embed"],
+        )  # fmt: skip
+        trainer = Trainer(config, progress=False)
+        trainer.behaviour_clone = stop  # type: ignore[method-assign]
+        trainer.collect_and_update = lambda: (_ for _ in ()).throw(Stop())  # type: ignore[method-assign]
+        with pytest.raises(Stop):
+            trainer.train()
+        trainer.writer.close()
+        err = capsys.readouterr().err
+        said = "its weights are now fitted to planner (bc_teacher) before PPO; leave bc_teacher out" in err
+        assert said == (teacher is not None), err
+
+
 def test_cloning_with_bc_targets_visits_fits_the_visit_shares(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``bc_targets: visits`` end to end: the games' targets are neural_ismcts' visit shares and the fit runs."""
     from training import cloning

@@ -813,6 +813,12 @@ class Trainer:
         if changed:
             print(f"resumed with changed settings (config_changes.yaml): {sorted(changed)}", file=sys.stderr)
         if not self.bc_done:
+            if cfg.init_checkpoint is not None:  # right for expert iteration, a surprise for a plain warm restart
+                print(
+                    f"init_checkpoint {cfg.init_checkpoint}: its weights are now fitted to {cfg.bc_teacher} "
+                    "(bc_teacher) before PPO; leave bc_teacher out to start PPO from them as they are",
+                    file=sys.stderr,
+                )
             stats = self.behaviour_clone()
             print(f"behaviour cloning of {cfg.bc_teacher}: {stats}", file=sys.stderr)
             self.save_checkpoint()
