@@ -33,6 +33,7 @@ import torch
 from agents.network import GAME_ACTIONS, NetworkShape, PolicyNet
 from burako_env.rules import Rules, RulesError, load_rules
 from burako_env.rummy.rules import RummyRules, load_rummy_rules
+from burako_env.safe_yaml import short_repr
 
 CHECKPOINT_VERSION = 1
 TRAINING_FORMAT = "burako-ppo-checkpoint"
@@ -75,6 +76,15 @@ def load(path: str | Path) -> dict[str, Any]:
             raise CheckpointError(f"checkpoint {path} lacks its {key!r} part")
     check_structure(data, str(path))
     return data
+
+
+#: the matrix-product dtypes a training run can use (``precision``), by the name a checkpoint saves
+DTYPES: dict[str, torch.dtype] = {"float32": torch.float32, "bfloat16": torch.bfloat16}
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    """``torch.bfloat16`` -> ``"bfloat16"``: the name a checkpoint saves (:data:`DTYPES`)."""
+    return str(dtype).removeprefix("torch.")
 
 
 #: what a training checkpoint's ``trainer`` part holds, and the type of each value
@@ -137,6 +147,9 @@ def check_structure(data: dict[str, Any], source: str) -> None:
             raise CheckpointError(f"{source}: the 'trainer' part lacks {key!r}; the run cannot resume from it")
         if not isinstance(trainer[key], want) or (want is int and isinstance(trainer[key], bool)):
             raise CheckpointError(f"{source}: trainer {key!r} is a {type(trainer[key]).__name__}")
+    precision = trainer.get("precision", "float32")  # optional: checkpoints before 2026-12-03 lack it
+    if not isinstance(precision, str) or precision not in DTYPES:
+        raise CheckpointError(f"{source}: trainer 'precision' {short_repr(precision)} is not one of {list(DTYPES)}")
     optimizer = trainer["optimizer"]
     if set(optimizer) != {"state", "param_groups"} or not isinstance(optimizer["state"], dict):
         raise CheckpointError(f"{source}: the optimizer state is malformed (expected 'state' and 'param_groups')")

@@ -7,6 +7,7 @@ import copy
 import dataclasses
 import math
 import platform
+import time
 from pathlib import Path
 
 import numpy as np
@@ -520,6 +521,38 @@ def test_a_killed_run_resumes_from_its_last_checkpoint(tmp_path: Path) -> None:
     resumed.train()
     assert resumed.update == saved["update"] + 1
     assert ckpt.load(run_dir / "checkpoints" / "latest.pt")["trainer"]["update"] == saved["update"] + 1
+
+
+def test_resume_keeps_the_precision_the_run_started_with_under_auto(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``precision: auto`` resolves per machine: a run started where it picked bfloat16 (an AMX CPU, a GPU)
+    and resumed elsewhere goes on in bfloat16, and says so; a precision named in the config wins, and the
+    change is said; a malformed saved precision is refused as a damaged checkpoint."""
+    monkeypatch.setattr(ppo_module, "native_bfloat16", lambda device: False)  # here auto means float32
+    trainer = Trainer(vector_config(tmp_path, precision="auto"), progress=False)
+    assert trainer.compute_dtype == torch.float32
+    trainer.started = time.perf_counter()  # what train() sets before its first checkpoint
+    latest = trainer.save_checkpoint()
+    trainer.writer.close()
+    trainer.lock.release()
+    data = ckpt.load(latest)
+    assert data["trainer"]["precision"] == "float32"
+    data["trainer"]["precision"] = "bfloat16"  # as if written on a machine where auto meant bfloat16
+    ckpt.save(data, latest)
+    for precision, expected, said in (
+        ("auto", torch.bfloat16, "resumed in bfloat16, the precision this run started with"),
+        ("float32", torch.float32, "precision changes at this resume: bfloat16 until now, float32 from here"),
+    ):
+        resumed = Trainer(vector_config(tmp_path, precision=precision), resume=trainer.run_dir, progress=False)
+        resumed.writer.close()
+        resumed.lock.release()
+        assert resumed.compute_dtype == expected
+        assert said in capsys.readouterr().err
+    data["trainer"]["precision"] = "float16"
+    ckpt.save(data, latest)
+    with pytest.raises(ckpt.CheckpointError, match=r"trainer 'precision' 'float16' is not one of"):
+        Trainer(vector_config(tmp_path, precision="auto"), resume=trainer.run_dir, progress=False)
 
 
 def test_resume_keeps_the_running_optimisers_fused_kernel() -> None:

@@ -21,6 +21,7 @@ max_minutes=115``) rewrites it and appends what changed, at which update, to
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -98,6 +99,7 @@ def save_checkpoint(trainer: Trainer, name: str = "latest.pt") -> Path:
         "league": trainer.league.state(),
         "eval_history": json.dumps(trainer.eval_history),
         "run_dir": str(trainer.run_dir),
+        "precision": ckpt.dtype_name(trainer.compute_dtype),
     }
     return ckpt.save(payload, trainer.run_dir / "checkpoints" / name)
 
@@ -154,4 +156,25 @@ def restore(trainer: Trainer, path: Path) -> Path:
     trainer.episodes_done = int(t["episodes"])
     trainer.elapsed_before = float(t["elapsed"])
     trainer.bc_done = bool(t["bc_done"])
+    _keep_precision(trainer, t.get("precision"))
     return path.parent.parent
+
+
+def _keep_precision(trainer: Trainer, saved: str | None) -> None:
+    """``precision: auto`` resumes in the dtype the run started with, so a run moved to another machine
+    does not change its arithmetic mid-run; a precision named in the config is what the user asked for.
+    Either way a change is said on stderr. Checkpoints from before this was saved keep the config's."""
+    if saved is None:
+        return
+    here = trainer.compute_dtype
+    if trainer.cfg.precision == "auto":
+        trainer.compute_dtype = ckpt.DTYPES[saved]
+        if trainer.compute_dtype != here:
+            print(
+                f"resumed in {saved}, the precision this run started with (precision: auto would pick "
+                f"{ckpt.dtype_name(here)} on this machine)",
+                file=sys.stderr,
+            )
+    elif ckpt.DTYPES[saved] != here:
+        said = f"precision changes at this resume: {saved} until now, {ckpt.dtype_name(here)} from here"
+        print(said, file=sys.stderr)
