@@ -240,9 +240,15 @@ def test_resume_after_interruption_plays_only_missing_games(reference: Path, tmp
     first = run_tournament(small_config(tmp_path, chunk_size=1), max_games=5)
     assert first.played == 5 and not first.complete
     assert "incomplete" in (tmp_path / "leaderboard.md").read_text()
+    # a timing row cut short (a killed writer) is dropped, not run into the next run's first row
+    timings = tmp_path / "timings.csv"
+    timings.write_bytes(timings.read_bytes()[:-5])
     second = run_tournament(small_config(tmp_path, chunk_size=1, backend="pool"))
     assert second.played == 18 - 5 and second.complete
     assert_same_files(reference, tmp_path)
+    rows = list(csv.reader(timings.open(encoding="utf-8")))
+    assert rows[0] == ["a", "b", "deal", "seating", "forfeit", "actions", "seconds"]
+    assert len(rows) == 1 + 4 + 13 and {len(row) for row in rows} == {7}  # the cut game keeps its record
     # a record cut in the middle (a killed writer): that one game is played again
     path = tmp_path / "records.jsonl"
     text = path.read_bytes()

@@ -40,18 +40,25 @@ def entry_key(entry: Mapping[str, Any]) -> tuple[str, str, int, int]:
     return (t["a"], t["b"], int(t["deal"]), int(t["seating"]))
 
 
-def read_journal(path: Path, is_record: bool) -> list[dict[str, Any]]:
-    """The entries of a JSON-lines journal. Text after the last newline is a
-    line cut short by an interruption: it is dropped (and cut from the file),
-    so its game is played again. Damage anywhere else is an error."""
-    if not path.exists():
-        return []
+def drop_unfinished_line(path: Path) -> bytes:
+    """Cut text after the last newline of an existing file (a line an interruption left half-written),
+    so the next append starts a line of its own; returns the complete lines' bytes."""
     data = path.read_bytes()
     complete, _, tail = data.rpartition(b"\n")
     if tail:
         print(f"burako-tournament: {path}: dropping an unfinished last line ({len(tail)} bytes)", file=sys.stderr)
         with path.open("r+b") as f:
             f.truncate(len(data) - len(tail))
+    return complete
+
+
+def read_journal(path: Path, is_record: bool) -> list[dict[str, Any]]:
+    """The entries of a JSON-lines journal. Text after the last newline is a
+    line cut short by an interruption: it is dropped (and cut from the file),
+    so its game is played again. Damage anywhere else is an error."""
+    if not path.exists():
+        return []
+    complete = drop_unfinished_line(path)
     entries: list[dict[str, Any]] = []
     for number, raw in enumerate(complete.split(b"\n") if complete else [], start=1):
         if not raw.strip():

@@ -23,6 +23,7 @@ from training.tournament.journal import (
     FORFEITS,
     RECORDS,
     check_entry,
+    drop_unfinished_line,
     entry_key,
     prepare_folder,
     read_journal,
@@ -143,6 +144,8 @@ def _run_locked(
     start = time.perf_counter()
     timings_path = out / "timings.csv"
     new_timings = not timings_path.exists()
+    if not new_timings:  # a row an interruption cut short would run into the next run's first row
+        drop_unfinished_line(timings_path)
     with (
         (out / RECORDS).open("a", encoding="utf-8", newline="\n") as rec_file,
         (out / FORFEITS).open("a", encoding="utf-8", newline="\n") as forfeit_file,
