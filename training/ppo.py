@@ -407,7 +407,7 @@ def resolve_device(name: str) -> torch.device:
 
 
 #: the ``precision`` values
-PRECISIONS = ("float32", "bfloat16", "auto")
+PRECISIONS = (*ckpt.DTYPES, "auto")
 #: what behaviour cloning fits (``bc_targets``)
 BC_TARGETS = ("moves", "visits")
 
@@ -437,7 +437,7 @@ def resolve_precision(name: str, device: torch.device) -> torch.dtype:
     """The dtype the network's matrix products run in (``precision``)."""
     if name == "auto":
         return torch.bfloat16 if native_bfloat16(device) else torch.float32
-    return torch.bfloat16 if name == "bfloat16" else torch.float32
+    return ckpt.DTYPES[name]
 
 
 def fused_adam(params: Any, device: torch.device, **kwargs: Any) -> torch.optim.Adam:
