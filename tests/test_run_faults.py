@@ -267,6 +267,9 @@ def test_command_line_path_errors(tmp_path: Path, capsys: pytest.CaptureFixture[
         (["--chunk-size", "0"], "chunk_size (deals per worker task) must be an integer >= 1"),
         (["--record", str(tmp_path / "missing" / "g.jsonl")], "does not exist"),
         (["--record", str(tmp_path)], "is a folder"),
+        (["--json", str(tmp_path / "missing" / "s.json")], "--json"),
+        (["--json", str(tmp_path)], "is a folder"),
+        (["--game", "rummy", "--json", str(tmp_path / "missing" / "s.json")], "does not exist"),
     ):
         with pytest.raises(SystemExit) as exited:
             E.main(["--a", "random", "--b", "random", "--games", "2", "--no-progress", *args])
@@ -276,6 +279,41 @@ def test_command_line_path_errors(tmp_path: Path, capsys: pytest.CaptureFixture[
     a_file.write_text("x", encoding="utf-8")
     with pytest.raises(T.TournamentError, match="is a file, not a folder"):
         T.run_tournament(small(a_file))
+
+
+def test_a_bad_json_path_is_refused_before_any_game(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """burako-eval --json into a missing folder: refused when the command starts, not after the games
+    (it used to play them all, then end in a FileNotFoundError traceback)."""
+    from training import evaluate as E
+
+    def no_games(*args: object, **kwargs: object) -> None:
+        raise AssertionError("games were played before the --json path was checked")
+
+    monkeypatch.setattr(E, "evaluate", no_games)
+    with pytest.raises(SystemExit) as exited:
+        E.main(["--a", "random", "--b", "random", "--games", "2", "--json", str(tmp_path / "no" / "s.json")])
+    assert exited.value.code == 2
+
+
+def test_an_interrupted_atomic_write_keeps_the_previous_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Summaries and reports (burako-eval --json, the tournament's tables, a run's config.yaml) are written
+    whole or not at all: a failure before the rename leaves the old file and no temporary one."""
+    from training import files
+
+    target = tmp_path / "summary.json"
+    files.write_text_atomic(target, "old\n")
+    with monkeypatch.context() as patch:
+
+        def disk_full(src: object, dst: object) -> None:
+            raise OSError(28, "No space left on device")
+
+        patch.setattr(files.os, "replace", disk_full)
+        with pytest.raises(OSError, match="No space left"):
+            files.write_text_atomic(target, "new, longer text\n")
+    assert target.read_text(encoding="utf-8") == "old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["summary.json"]
+    files.write_text_atomic(target, "new\r\nline\n")
+    assert target.read_bytes() == b"new\r\nline\n"
 
 
 def test_empty_journals_of_a_failed_run_block_nothing(tmp_path: Path) -> None:

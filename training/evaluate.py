@@ -104,6 +104,7 @@ from training.duplicate import (
     scored_row,
     seatings,
 )
+from training.files import check_output_file, write_text_atomic
 from training.game_pool import WorkerDeath, one_thread_per_worker, play_in_pool, play_in_process
 from training.games import agent_games, check_agent_game, game_and_rules
 from training.locks import file_lock
@@ -408,11 +409,7 @@ def evaluate(
     lock = None
     done_deals = 0
     if record_path is not None:
-        record_path = Path(record_path)
-        if record_path.is_dir():
-            raise ValueError(f"record path {str(record_path)!r} is a folder; name a file in it")
-        if not record_path.parent.is_dir():
-            raise ValueError(f"record path {str(record_path)!r}: the folder {str(record_path.parent)!r} does not exist")
+        record_path = check_output_file(record_path, "record path")
         # a second run writing the same file is refused (two writers would interleave their lines)
         lock = file_lock(record_path, "the record file")
         try:
@@ -563,6 +560,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        if args.json is not None:  # before any game: a typo must not cost the evaluation
+            check_output_file(args.json, "--json")
         game, rules = game_and_rules(args.game, args.rules)
         a = AgentSpec.of(args.a, parse_options(args.a_opt, "--a-opt"))
         b = AgentSpec.of(args.b, parse_options(args.b_opt, "--b-opt"))
@@ -608,7 +607,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.record:
         print(f"records: {args.record}")
     if args.json:
-        Path(args.json).write_text(json.dumps(result.summary.to_dict(), indent=2) + "\n", encoding="utf-8")
+        write_text_atomic(args.json, json.dumps(result.summary.to_dict(), indent=2) + "\n")
     return 0
 
 
@@ -630,9 +629,7 @@ def _main_rummy(args: argparse.Namespace, a: AgentSpec, b: AgentSpec, rules: str
         raise ValueError(f"workers must be >= 1, got {args.workers}")
     lock = None
     if args.record is not None:
-        record_path = Path(args.record)
-        if record_path.is_dir() or not record_path.parent.is_dir():
-            raise ValueError(f"record path {args.record!r} must name a file in an existing folder")
+        record_path = check_output_file(args.record, "record path")
         # as for Burako: a second run writing the same file is refused (two writers would interleave their lines)
         lock = file_lock(record_path, "the record file")
     try:
@@ -655,7 +652,7 @@ def _main_rummy(args: argparse.Namespace, a: AgentSpec, b: AgentSpec, rules: str
     if args.record:
         print(f"records: {args.record}")
     if args.json:
-        Path(args.json).write_text(json.dumps(_rummy_summary_dict(summary), indent=2) + "\n", encoding="utf-8")
+        write_text_atomic(args.json, json.dumps(_rummy_summary_dict(summary), indent=2) + "\n")
     return 0
 
 

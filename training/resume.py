@@ -33,6 +33,7 @@ import yaml
 from agents import checkpoint as ckpt
 from agents.network import NetworkShape
 from burako_env.safe_yaml import short_repr
+from training.files import write_text_atomic
 
 if TYPE_CHECKING:
     from training.ppo import PPOConfig, Trainer
@@ -71,7 +72,7 @@ def record_config(run_dir: Path, config: dict[str, Any], update: int, global_ste
         entry = [{"update": update, "global_step": global_step, "changed": changed}]
         with (run_dir / "config_changes.yaml").open("a", encoding="utf-8") as f:
             f.write(yaml.safe_dump(entry, sort_keys=False))
-    path.write_text(yaml.safe_dump(now, sort_keys=False), encoding="utf-8")
+    write_text_atomic(path, yaml.safe_dump(now, sort_keys=False))
     return changed
 
 

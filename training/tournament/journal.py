@@ -7,7 +7,6 @@ is dropped; at the end both files are rewritten in schedule order."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any
 from burako_env.records import dumps_record, validate_record
 from burako_env.safe_yaml import YamlInputError, load_yaml, short_repr
 from training.duplicate import deal_seed
+from training.files import write_text_atomic
 from training.tournament.config import TournamentConfig, TournamentError
 from training.tournament.schedule import Pairing
 
@@ -134,8 +134,4 @@ def rewrite_sorted(path: Path, entries: Sequence[Mapping[str, Any]], order: Mapp
     if not path.exists():
         return
     ordered = sorted(entries, key=lambda e: order[entry_key(e)])
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("w", encoding="utf-8", newline="\n") as f:
-        for entry in ordered:
-            f.write(dumps_record(entry) + "\n")
-    os.replace(tmp, path)
+    write_text_atomic(path, "".join(dumps_record(entry) + "\n" for entry in ordered))

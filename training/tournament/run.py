@@ -16,6 +16,7 @@ from tqdm import tqdm
 
 from burako_env.records import RecordError, dumps_record, validate_record
 from training.duplicate import GameRow
+from training.files import write_text_atomic
 from training.locks import LockedError, folder_lock
 from training.tournament.backends import execute
 from training.tournament.config import TournamentConfig, TournamentError, check_participants
@@ -130,9 +131,7 @@ def _run_locked(
             check_entry(entry, config, by_names, str(out / name))
             done.setdefault(key, entry)
     # only now, with nothing refused, does the folder take this run's config
-    (out / "config.yaml").write_text(
-        yaml.safe_dump(config.to_dict(), sort_keys=False, allow_unicode=True), encoding="utf-8"
-    )
+    write_text_atomic(out / "config.yaml", yaml.safe_dump(config.to_dict(), sort_keys=False, allow_unicode=True))
     pending = [job for job in jobs if job.key not in done]
     size = _chunk_size(config, len(pending))
     tasks = [
@@ -214,10 +213,10 @@ def _run_locked(
             s = pair_stats(rows, row_name, col_name)
             s.pairing_seed = seeds[(p.a.name, p.b.name)]
             pairs.append(s)
-    (out / "results.csv").write_text(results_csv(rows), encoding="utf-8")
-    (out / "leaderboard.csv").write_text(leaderboard_csv(table), encoding="utf-8")
-    (out / "crosstable.csv").write_text(crosstable_csv(pairs), encoding="utf-8")
-    (out / "leaderboard.md").write_text(leaderboard_md(config, table, pairs, rows, len(jobs)), encoding="utf-8")
+    write_text_atomic(out / "results.csv", results_csv(rows))
+    write_text_atomic(out / "leaderboard.csv", leaderboard_csv(table))
+    write_text_atomic(out / "crosstable.csv", crosstable_csv(pairs))
+    write_text_atomic(out / "leaderboard.md", leaderboard_md(config, table, pairs, rows, len(jobs)))
     plot_ratings(table, out / "ratings.png", f"{config.name}: {rules_label(config)}, {config.players}p")
     return TournamentResult(
         config=config,
