@@ -102,10 +102,49 @@ def test_bad_config_is_a_clear_error(tmp_path: Path) -> None:
         load_config(SMOKE, ["eval_games=3"])
     with pytest.raises(ValueError, match="key=value"):
         load_config(SMOKE, ["seed"])
+    with pytest.raises(ValueError, match="eval_deals must be one of fixed, rotating, got 'rotate'"):
+        load_config(SMOKE, ["eval_deals=rotate"])
     bad = tmp_path / "bad.yaml"
     bad.write_text("- just\n- a list\n")
     with pytest.raises(ValueError, match="mapping"):
         load_config(bad)
+
+
+def test_rotating_evaluation_deals_change_with_the_update_and_repeat_on_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """eval_deals: fixed plays eval_seed's deals at every evaluation; rotating deals afresh per
+    update, the same deals again at the same update (a resumed run re-evaluating it)."""
+    import training.ppo as P
+
+    seeds: list[int] = []
+    real = P.evaluate
+
+    def spy(*args: object, **kwargs: object) -> object:
+        seeds.append(int(kwargs["seed"]))  # type: ignore[call-overload]
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(P, "evaluate", spy)
+    rows = {}
+    for deals in ("fixed", "rotating"):
+        config = PPOConfig(
+            run_root=str(tmp_path / deals), num_envs=1, hidden=16, slot_embed=4, workers=1, minibatch_size=64,
+            eval_games=2, eval_opponents=["greedy"], eval_seed=7, eval_deals=deals,
+        )  # fmt: skip
+        trainer = Trainer(config, progress=False)
+        trainer.started = time.perf_counter()
+        rows[deals] = []
+        for update in (0, 5, 5):
+            trainer.update = update
+            rows[deals].append(trainer.evaluate_now())
+        trainer.lock.release()
+        trainer.writer.close()
+    fixed, rotating = seeds[:3], seeds[3:]
+    assert fixed == [7, 7, 7] and [r["deal_seed"] for r in rows["fixed"]] == fixed
+    assert rotating[0] != rotating[1] == rotating[2] and 7 not in rotating
+    assert [r["deal_seed"] for r in rows["rotating"]] == rotating
+    assert rows["rotating"][1]["greedy"] == rows["rotating"][2]["greedy"]  # the same deals, the same games
+    assert "deal seed 7" in P.format_eval_table(rows["fixed"][0])
 
 
 # ---------------------------------------------------------------------- masking and credit
