@@ -259,6 +259,19 @@ def test_resume_after_interruption_plays_only_missing_games(reference: Path, tmp
     assert run_tournament(small_config(tmp_path)).played == 0
 
 
+@pytest.mark.parametrize("left", [b"", b"a,b,dea"])
+def test_a_timings_file_killed_before_its_header_was_whole_gets_the_header(tmp_path: Path, left: bytes) -> None:
+    """timings.csv left empty or with half its header (a kill during the first task): the next run
+    writes the header, not header-less rows."""
+    run_tournament(small_config(tmp_path, chunk_size=1), max_games=2)
+    timings = tmp_path / "timings.csv"
+    timings.write_bytes(left)
+    run_tournament(small_config(tmp_path, chunk_size=1), max_games=4)
+    rows = list(csv.reader(timings.open(encoding="utf-8")))
+    assert rows[0] == ["a", "b", "deal", "seating", "forfeit", "actions", "seconds"]
+    assert len(rows) == 1 + 4 and {len(row) for row in rows} == {7}  # max_games counts new games
+
+
 def test_a_folder_of_another_tournament_is_refused(reference: Path, tmp_path: Path) -> None:
     run_tournament(small_config(tmp_path), max_games=2)
     with pytest.raises(TournamentError, match="different tournament"):

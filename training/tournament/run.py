@@ -142,9 +142,9 @@ def _run_locked(
     game_seconds: dict[tuple[str, str, int, int], float] = {}
     start = time.perf_counter()
     timings_path = out / "timings.csv"
-    new_timings = not timings_path.exists()
-    if not new_timings:  # a row an interruption cut short would run into the next run's first row
-        drop_unfinished_line(timings_path)
+    # a row an interruption cut short would run into the next run's first row; a file left with no
+    # whole line (killed before its header reached the disk) gets the header again
+    new_timings = not timings_path.exists() or not drop_unfinished_line(timings_path)
     with (
         (out / RECORDS).open("a", encoding="utf-8", newline="\n") as rec_file,
         (out / FORFEITS).open("a", encoding="utf-8", newline="\n") as forfeit_file,
@@ -162,6 +162,7 @@ def _run_locked(
         timings = csv.writer(timing_file, lineterminator="\n")
         if new_timings:
             timings.writerow(["a", "b", "deal", "seating", "forfeit", "actions", "seconds"])
+            timing_file.flush()
         results = execute(config, tasks)
         try:
             for outputs in results:
