@@ -267,7 +267,8 @@ def test_command_line_path_errors(tmp_path: Path, capsys: pytest.CaptureFixture[
         (["--chunk-size", "0"], "chunk_size (deals per worker task) must be an integer >= 1"),
         (["--record", str(tmp_path / "missing" / "g.jsonl")], "does not exist"),
         (["--record", str(tmp_path)], "is a folder"),
-        (["--json", str(tmp_path / "missing" / "s.json")], "--json"),
+        (["--json", str(tmp_path / "missing" / "s.json")], "--json '" + str(tmp_path / "missing" / "s.json")),
+        (["--json", str(tmp_path / "g.jsonl"), "--record", str(tmp_path / "g.jsonl")], "name the same file"),
         (["--json", str(tmp_path)], "is a folder"),
         (["--game", "rummy", "--json", str(tmp_path / "missing" / "s.json")], "does not exist"),
     ):
@@ -314,6 +315,53 @@ def test_an_interrupted_atomic_write_keeps_the_previous_file(tmp_path: Path, mon
     assert sorted(p.name for p in tmp_path.iterdir()) == ["summary.json"]
     files.write_text_atomic(target, "new\r\nline\n")
     assert target.read_bytes() == b"new\r\nline\n"
+
+
+def test_an_atomic_write_keeps_the_targets_mode_its_link_and_writes_devices_directly(tmp_path: Path) -> None:
+    """The rename must not turn a private file public, a link into a copy, or /dev/stdout into a file."""
+    import os
+    import stat
+
+    from training import files
+
+    private = tmp_path / "private.json"
+    private.write_text("old", encoding="utf-8")
+    private.chmod(0o600)
+    files.write_text_atomic(private, "new")
+    assert stat.S_IMODE(private.stat().st_mode) == 0o600 and private.read_text(encoding="utf-8") == "new"
+    link = tmp_path / "link.json"
+    link.symlink_to(private)
+    files.write_text_atomic(link, "through the link")
+    assert link.is_symlink() and private.read_text(encoding="utf-8") == "through the link"
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    read_end = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        assert files.check_output_file(fifo, "--json") == fifo
+        files.write_text_atomic(fifo, "to the reader")
+        assert os.read(read_end, 100) == b"to the reader"
+    finally:
+        os.close(read_end)
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.json", "pipe", "private.json"]
+
+
+def test_a_failed_json_write_after_the_games_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The games are played and their table printed; a --json that cannot be written then (disk full)
+    exits 1 with a message naming the path, not a traceback naming a temporary file."""
+    from training import evaluate as E
+
+    def disk_full(path: object, text: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(E, "write_text_atomic", disk_full)
+    summary = tmp_path / "s.json"
+    assert E.main(["--a", "random", "--b", "random", "--games", "2", "--no-progress", "--json", str(summary)]) == 1
+    out, err = capsys.readouterr()
+    assert "A win rate" in out
+    assert f"burako-eval: cannot write --json {summary}: No space left on device" in err
 
 
 def test_empty_journals_of_a_failed_run_block_nothing(tmp_path: Path) -> None:

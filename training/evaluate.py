@@ -562,6 +562,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.json is not None:  # before any game: a typo must not cost the evaluation
             check_output_file(args.json, "--json")
+            if args.record is not None and Path(args.json).resolve() == Path(args.record).resolve():
+                raise ValueError(
+                    f"--json and --record name the same file {args.json!r}: the summary would replace the games"
+                )
         game, rules = game_and_rules(args.game, args.rules)
         a = AgentSpec.of(args.a, parse_options(args.a_opt, "--a-opt"))
         b = AgentSpec.of(args.b, parse_options(args.b_opt, "--b-opt"))
@@ -606,9 +610,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{seconds:.1f} s, {played / max(seconds, 1e-9):.1f} games/s{resumed}", file=sys.stderr)
     if args.record:
         print(f"records: {args.record}")
-    if args.json:
-        write_text_atomic(args.json, json.dumps(result.summary.to_dict(), indent=2) + "\n")
-    return 0
+    return _write_summary(args.json, result.summary.to_dict())
 
 
 def _main_rummy(args: argparse.Namespace, a: AgentSpec, b: AgentSpec, rules: str) -> int:
@@ -651,8 +653,19 @@ def _main_rummy(args: argparse.Namespace, a: AgentSpec, b: AgentSpec, rules: str
     print(f"{summary.seconds:.1f} s, {summary.games / max(summary.seconds, 1e-9):.1f} games/s", file=sys.stderr)
     if args.record:
         print(f"records: {args.record}")
-    if args.json:
-        write_text_atomic(args.json, json.dumps(_rummy_summary_dict(summary), indent=2) + "\n")
+    return _write_summary(args.json, _rummy_summary_dict(summary))
+
+
+def _write_summary(path: str | None, summary: dict[str, Any]) -> int:
+    """``--json``: the summary, written whole; a failure (disk full, the folder gone since the
+    start) is said by name, the table above is still on the screen. The exit status."""
+    if path is None:
+        return 0
+    try:
+        write_text_atomic(path, json.dumps(summary, indent=2) + "\n")
+    except OSError as exc:
+        print(f"burako-eval: cannot write --json {path}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
     return 0
 
 
