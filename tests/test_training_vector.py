@@ -541,7 +541,7 @@ def test_resume_keeps_the_precision_the_run_started_with_under_auto(
     data["trainer"]["precision"] = "bfloat16"  # as if written on a machine where auto meant bfloat16
     ckpt.save(data, latest)
     for precision, expected, said in (
-        ("auto", torch.bfloat16, "resumed in bfloat16, the precision this run started with"),
+        ("auto", torch.bfloat16, "resumed in bfloat16, the precision this run trained in until now"),
         ("float32", torch.float32, "precision changes at this resume: bfloat16 until now, float32 from here"),
     ):
         resumed = Trainer(vector_config(tmp_path, precision=precision), resume=trainer.run_dir, progress=False)

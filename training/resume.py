@@ -162,7 +162,7 @@ def restore(trainer: Trainer, path: Path) -> Path:
 
 
 def _keep_precision(trainer: Trainer, saved: str | None) -> None:
-    """``precision: auto`` resumes in the dtype the run started with, so a run moved to another machine
+    """``precision: auto`` resumes in the dtype the run trained in until now, so a run moved to another machine
     does not change its arithmetic mid-run; a precision named in the config is what the user asked for.
     Either way a change is said on stderr. Checkpoints from before this was saved keep the config's."""
     if saved is None:
@@ -172,8 +172,8 @@ def _keep_precision(trainer: Trainer, saved: str | None) -> None:
         trainer.compute_dtype = ckpt.DTYPES[saved]
         if trainer.compute_dtype != here:
             print(
-                f"resumed in {saved}, the precision this run started with (precision: auto would pick "
-                f"{ckpt.dtype_name(here)} on this machine)",
+                f"resumed in {saved}, the precision this run trained in until now (precision: auto would pick "
+                f"{ckpt.dtype_name(here)} on this machine; name a precision in the config to change it)",
                 file=sys.stderr,
             )
     elif ckpt.DTYPES[saved] != here:
