@@ -435,6 +435,14 @@ def test_a_killed_evaluation_resumes_from_its_record_file(tmp_path: Path) -> Non
     corrupt.write_bytes(b"".join(lines[:2]) + b"{oops\n" + b"".join(lines[3:]))
     with pytest.raises(ValueError, match="line 3"):
         evaluate(planner, RANDOM, games=8, seed=3, record_path=corrupt, resume=True)
+    # a whole last line (it ends in a newline) that is no record was not cut by a kill: the file is
+    # someone's data, refused and kept, not "repaired" by dropping the line
+    for text in (b'{"important": "user data"}\n', b"[1, 2]\n", b"".join(lines[:2]) + b"{}\n"):
+        other = tmp_path / "other.jsonl"
+        other.write_bytes(text)
+        with pytest.raises(ValueError, match="not a game record this run can resume from"):
+            evaluate(planner, RANDOM, games=8, seed=3, record_path=other, resume=True)
+        assert other.read_bytes() == text
     with pytest.raises(ValueError, match="--record"):
         evaluate(planner, RANDOM, games=8, seed=3, resume=True)
 

@@ -247,7 +247,9 @@ def recorded_games(
             lines = record_bytes(path).split(b"\n")
         except RecordError as corrupt:
             raise ValueError(f"{path}: not a game record this run can resume from ({corrupt})") from corrupt
-        if exc.line is None or any(rest.strip() for rest in lines[exc.line :]):
+        # a kill cuts the last record short: text after the last newline. A bad line that ends in a
+        # newline was written whole, so the file is not (only) this evaluation's records: refused, kept
+        if exc.line is None or exc.line != len(lines) or not lines[-1].strip():
             raise ValueError(f"{path}: not a game record this run can resume from ({exc})") from exc
         dropped = f"a torn last line (line {exc.line})"  # the last line, cut short by the kill
     for index, record in enumerate(records):
