@@ -467,6 +467,15 @@ def test_schedules_change_values_from_their_update_on(tmp_path: Path) -> None:
         load_config(SMOKE, ["schedules={baseline_fraction: [[0, null], [9, 0.5, linear]]}"])
     with pytest.raises(ValueError, match="third element may only be 'linear'"):
         load_config(SMOKE, ["schedules={learning_rate: [[0, 1.0e-3], [9, 1.0e-4, cosine]]}"])
+    # a scheduled value out of its field's range, or league shares that do not add up at some update,
+    # are refused when the config is read, not when training reaches that update
+    with pytest.raises(ValueError, match=r"at update 2: learning_rate must be > 0, got -1\.0"):
+        load_config(SMOKE, ["schedules={learning_rate: [[2, -1]]}"])
+    with pytest.raises(ValueError, match=r"at update 7: baseline_fraction 0\.5 must be in \[0, 1 - self_play_fraction"):
+        load_config(SMOKE, ["baseline_fraction=0.5", "schedules={self_play_fraction: [[0, 0.2], [7, 0.9, linear]]}"])
+    with pytest.raises(ValueError, match=r"^bad training config: baseline_fraction 0\.9 must be in"):
+        load_config(SMOKE, ["baseline_fraction=0.9", "self_play_fraction=0.2"])
+    assert load_config(SMOKE, ["baseline_fraction=0.5", "schedules={self_play_fraction: [[0, 0.2], [7, 0.5]]}"])
     cfg = vector_config(
         tmp_path,
         league_baselines=["random"],
@@ -484,9 +493,11 @@ def test_schedules_change_values_from_their_update_on(tmp_path: Path) -> None:
         seen.append((trainer.league.baseline_fraction, lr, trainer.optimizer.param_groups[0]["lr"]))
     assert seen == [(None, 1.0e-3, 1.0e-3), (0.5, 1.0e-3, 1.0e-3), (0.5, 5.0e-4, 5.0e-4), (0.5, 5.0e-4, 5.0e-4)]
     assert trainer.league.probabilities()["random"] == pytest.approx(0.8)  # no snapshot yet: all but self
-    trainer.update = 0
-    trainer.cfg = trainer.live_cfg = PPOConfig(**{**cfg.to_dict(), "schedules": {"baseline_fraction": [[0, 0.9]]}})
-    with pytest.raises(ValueError, match=r"baseline_fraction 0\.9 must be in"):
+    with pytest.raises(ValueError, match=r"at update 0: baseline_fraction 0\.9 must be in"):
+        PPOConfig(**{**cfg.to_dict(), "schedules": {"baseline_fraction": [[0, 0.9]]}})
+    trainer.update = 0  # a config changed after its checks (by hand): the update still refuses it
+    trainer.cfg.schedules = {"baseline_fraction": [[0, 0.9]]}
+    with pytest.raises(ValueError, match=r"at update 0: baseline_fraction 0\.9 must be in"):
         trainer._apply_schedules()
 
 

@@ -345,11 +345,38 @@ class PPOConfig:
         if self.env_threads is not None and self.env_threads <= 0:
             problems.append(f"env_threads must be > 0 or null, got {self.env_threads}")
         problems.extend(schedule_problems(self.schedules, typing.get_type_hints(type(self))))
+        if not problems:
+            problems.extend(self._scheduled_problems())
         if problems:
             raise ValueError("bad training config: " + "; ".join(problems))
 
+    def _scheduled_problems(self) -> list[str]:
+        """The config as every schedule makes it, checked now, not when training reaches the update
+        (hours in, maybe). Between two listed updates a value is constant or linear, so the ranges
+        (and the league's shares) hold everywhere when they hold at the listed updates."""
+        if not self.schedules:
+            share = league_share_problem(self)
+            return [share] if share else []
+        updates = sorted({0} | {point[0] for points in self.schedules.values() for point in points})
+        problems = []
+        for update in updates:
+            values = scheduled_values(self.schedules, update, self)
+            try:  # the scheduled config, checked whole by this method without schedules
+                dataclasses.replace(self, schedules={}, **values)
+            except ValueError as exc:
+                problems.append(f"at update {update}: {str(exc).removeprefix('bad training config: ')}")
+        return problems
+
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+def league_share_problem(config: PPOConfig) -> str | None:
+    """The league's shares of games must add up: baselines take at most what self-play leaves."""
+    base, own = config.baseline_fraction, config.self_play_fraction
+    if base is not None and not 0 <= base <= 1 - own:
+        return f"baseline_fraction {base} must be in [0, 1 - self_play_fraction = {1 - own}]"
+    return None
 
 
 def _game_problems(names: list[str], game: str) -> list[str]:
@@ -806,12 +833,9 @@ class Trainer:
         """This update's scheduled values (training/schedule.py) into ``live_cfg`` and the league."""
         values = scheduled_values(self.cfg.schedules, self.update, self.cfg)
         self.live_cfg = dataclasses.replace(self.cfg, **values) if values else self.cfg
-        live = self.live_cfg
-        if live.baseline_fraction is not None and not 0 <= live.baseline_fraction <= 1 - live.self_play_fraction:
-            raise ValueError(
-                f"at update {self.update}: baseline_fraction {live.baseline_fraction} must be in "
-                f"[0, 1 - self_play_fraction = {1 - live.self_play_fraction}]"
-            )
+        share = league_share_problem(self.live_cfg)
+        if share:  # the config's check covers every scheduled update; a hand-edited checkpoint could still differ
+            raise ValueError(f"at update {self.update}: {share}")
         self.league.self_play_fraction = self.live_cfg.self_play_fraction
         self.league.baseline_fraction = self.live_cfg.baseline_fraction
 
