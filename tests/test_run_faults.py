@@ -364,6 +364,51 @@ def test_a_failed_json_write_after_the_games_is_a_clear_error(
     assert f"burako-eval: cannot write --json {summary}: No space left on device" in err
 
 
+def test_burako_train_output_path_errors_come_before_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--export into a folder or a missing folder, and a run_root that is (under) a file: one-line
+    errors when the command starts (--export used to fail after the whole run, with a traceback)."""
+    from training import ppo
+
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x", encoding="utf-8")
+    smoke = str(Path(__file__).resolve().parent.parent / "configs" / "ppo_smoke.yaml")
+    for args, message in (
+        (["--export", str(tmp_path)], "--export '" + str(tmp_path) + "' is a folder"),
+        (["--export", str(tmp_path / "missing" / "p.pt")], "does not exist"),
+        (["--set", f"run_root={a_file}"], "cannot hold run folders: it or a folder above it is a file"),
+        (["--set", f"run_root={a_file / 'sub'}"], "cannot hold run folders"),
+    ):
+        with pytest.raises(SystemExit) as exited:
+            ppo.main(["--config", smoke, "--set", f"run_root={tmp_path / 'runs'}", *args, "--no-progress"])
+        assert exited.value.code == 2
+        assert message in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists()
+
+
+def test_burako_train_stopped_before_its_first_checkpoint_says_there_is_nothing_to_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ctrl-C in the warm start (no checkpoint yet) used to print a --resume command that then failed;
+    Ctrl-C while the trainer is still being built printed a traceback."""
+    from training import ppo
+
+    smoke = str(Path(__file__).resolve().parent.parent / "configs" / "ppo_smoke.yaml")
+    argv = ["--config", smoke, "--set", f"run_root={tmp_path}", "--set", "bc_teacher=null", "--no-progress"]
+
+    def interrupted(self: object, *args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ppo.Trainer, "train", interrupted)
+    assert ppo.main(argv) == 130
+    err = capsys.readouterr().err
+    assert "no checkpoint was written yet, so there is nothing to resume" in err and "--resume" not in err
+    monkeypatch.setattr(ppo.Trainer, "__init__", interrupted)
+    assert ppo.main(argv) == 130
+    assert "interrupted before training started; nothing was trained" in capsys.readouterr().err
+
+
 def test_empty_journals_of_a_failed_run_block_nothing(tmp_path: Path) -> None:
     """A run that failed before its first game (backend=ray without ray, say) left config.yaml and empty journals."""
     T.run_tournament(small(tmp_path, seed=1), max_games=1)

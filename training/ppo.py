@@ -91,6 +91,7 @@ from training.cloning import behaviour_clone
 from training.config_fields import check_dataclass_fields
 from training.engine_rollout import EngineRollout, hand_reward
 from training.evaluate import AgentSpec, evaluate
+from training.files import check_output_file
 from training.games import check_agent_game, game_and_rules
 from training.league import League
 from training.locks import folder_lock
@@ -974,6 +975,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.seed is not None:
         args.set.append(f"seed={args.seed}")
     try:
+        if args.export is not None:  # before the run: a typo must not cost the training
+            check_output_file(args.export, "--export")
         if args.resume and not args.config:
             # the run's own config, stored in its checkpoint
             data = ckpt.load(latest_checkpoint(Path(args.resume)))
@@ -983,6 +986,9 @@ def main(argv: list[str] | None = None) -> int:
         trainer = Trainer(config, resume=args.resume, progress=not args.no_progress)
     except (ValueError, RulesError) as exc:
         parser.error(str(exc))
+    except KeyboardInterrupt:
+        print("\nburako-train: interrupted before training started; nothing was trained", file=sys.stderr)
+        return 130
     print(
         f"run folder: {trainer.run_dir}  (tensorboard --logdir {trainer.run_dir.parent}); "
         f"network: {parameter_count(trainer.net):,} parameters",
@@ -993,11 +999,14 @@ def main(argv: list[str] | None = None) -> int:
             policy = trainer.train()
     except KeyboardInterrupt:
         trainer.writer.close()  # what was logged up to now reaches TensorBoard
-        print(
-            f"\nstopped at update {trainer.update}; the run continues from its last checkpoint "
-            f"(written every {config.checkpoint_every} updates) with: burako-train --resume {trainer.run_dir}",
-            file=sys.stderr,
-        )
+        if latest_checkpoint(trainer.run_dir).is_file():
+            said = (
+                f"the run continues from its last checkpoint (written every {config.checkpoint_every} updates) "
+                f"with: burako-train --resume {trainer.run_dir}"
+            )
+        else:  # stopped in the warm start or the first updates: no checkpoint to continue from
+            said = f"no checkpoint was written yet, so there is nothing to resume: {trainer.run_dir} can be deleted"
+        print(f"\nstopped at update {trainer.update}; {said}", file=sys.stderr)
         return 130
     if args.export:
         trainer.export_policy(args.export)

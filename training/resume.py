@@ -43,7 +43,10 @@ def new_run_dir(root: Path, env_name: str, config: PPOConfig) -> Path:
     """A new run folder ``{env}__{exp}__{seed}__{time}``, created here; runs
     started in the same second get ``-2``, ``-3``, ... (mkdir is atomic, so
     two processes never share one)."""
-    root.mkdir(parents=True, exist_ok=True)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError) as exc:  # a file where a folder must be
+        raise ValueError(f"run_root {str(root)!r} cannot hold run folders: it or a folder above it is a file") from exc
     base = f"{env_name}__{config.exp_name}__{config.seed}__{time.strftime('%Y%m%d-%H%M%S')}"
     for k in range(1, 10_000):
         path = root / (base if k == 1 else f"{base}-{k}")
