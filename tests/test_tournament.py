@@ -259,6 +259,37 @@ def test_resume_after_interruption_plays_only_missing_games(reference: Path, tmp
     assert run_tournament(small_config(tmp_path)).played == 0
 
 
+def test_a_refused_run_leaves_the_journals_as_they_were(tmp_path: Path) -> None:
+    """A torn last line is cut only once the folder is accepted: a run refused for holding games
+    its config does not schedule (or a journal damaged in the middle) changes no byte."""
+    run_tournament(small_config(tmp_path, chunk_size=1), max_games=12)
+    records = tmp_path / "records.jsonl"
+    records.write_bytes(records.read_bytes() + b'{"partial')
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
+    with pytest.raises(TournamentError, match="does not schedule"):
+        run_tournament(small_config(tmp_path, games_per_pairing=2))
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()} == before
+    # accepted: the torn line is cut, and its game played again
+    assert run_tournament(small_config(tmp_path, chunk_size=1), max_games=1).played == 1
+    assert b'{"partial' not in records.read_bytes()
+
+
+@pytest.mark.parametrize("fresh", [False, True])
+def test_a_tournament_refuses_a_folder_that_is_not_a_tournaments(tmp_path: Path, fresh: bool) -> None:
+    """out= a training run's folder: its config.yaml is neither replaced nor (--fresh) deleted."""
+    run = tmp_path / "run"
+    run.mkdir()
+    config_text = "exp_name: ppo_reference\nseed: 1\n"
+    (run / "config.yaml").write_text(config_text, encoding="utf-8")
+    with pytest.raises(TournamentError, match=r"is not a tournament's folder: its config\.yaml is not a tournament"):
+        run_tournament(small_config(run), fresh=fresh)
+    assert sorted(p.name for p in run.iterdir() if not p.name.startswith(".")) == ["config.yaml"]
+    assert (run / "config.yaml").read_text(encoding="utf-8") == config_text
+    (run / "config.yaml").write_text("x: [", encoding="utf-8")
+    with pytest.raises(TournamentError, match="is not a tournament's folder"):
+        run_tournament(small_config(run), fresh=fresh)
+
+
 @pytest.mark.parametrize("left", [b"", b"a,b,dea"])
 def test_a_timings_file_killed_before_its_header_was_whole_gets_the_header(tmp_path: Path, left: bytes) -> None:
     """timings.csv left empty or with half its header (a kill during the first task): the next run

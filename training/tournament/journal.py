@@ -54,11 +54,13 @@ def drop_unfinished_line(path: Path) -> bytes:
 
 def read_journal(path: Path, is_record: bool) -> list[dict[str, Any]]:
     """The entries of a JSON-lines journal. Text after the last newline is a
-    line cut short by an interruption: it is dropped (and cut from the file),
-    so its game is played again. Damage anywhere else is an error."""
+    line cut short by an interruption: it is not read, and its game is played
+    again (the run cuts it from the file with :func:`drop_unfinished_line` once
+    it has accepted the folder; a refused run changes nothing). Damage anywhere
+    else is an error."""
     if not path.exists():
         return []
-    complete = drop_unfinished_line(path)
+    complete, _, _ = path.read_bytes().rpartition(b"\n")
     entries: list[dict[str, Any]] = []
     for number, raw in enumerate(complete.split(b"\n") if complete else [], start=1):
         if not raw.strip():
@@ -81,11 +83,24 @@ def has_games(out: Path) -> bool:
 
 
 def prepare_folder(config: TournamentConfig, out: Path, fresh: bool) -> None:
-    """Refuse to mix games of a different tournament (the caller holds the folder's lock); writes nothing."""
+    """Refuse to mix games of a different tournament, or to write into a folder that is not a
+    tournament's (a training run's, say: its config.yaml would be replaced, or deleted by
+    ``--fresh``). The caller holds the folder's lock; nothing is written before the checks."""
+    stored_path = out / "config.yaml"
+    if stored_path.exists():
+        try:
+            stored_raw = load_yaml(stored_path.read_text(encoding="utf-8"), str(stored_path))
+        except (YamlInputError, UnicodeDecodeError) as exc:
+            stored_raw = exc
+        if not isinstance(stored_raw, Mapping) or "participants" not in stored_raw:
+            why = stored_raw if isinstance(stored_raw, Exception) else "it has no participants"
+            raise TournamentError(
+                f"{out} is not a tournament's folder: its config.yaml is not a tournament config ({why}); "
+                "choose another 'out' (a tournament never overwrites or deletes another tool's files)"
+            )
     if fresh:
         for name in RUN_FILES:
             (out / name).unlink(missing_ok=True)
-    stored_path = out / "config.yaml"
     if stored_path.exists() and has_games(out):
         try:
             stored = TournamentConfig.from_dict(load_yaml(stored_path.read_text(encoding="utf-8"), str(stored_path)))

@@ -130,7 +130,10 @@ def _run_locked(
                 )
             check_entry(entry, config, by_names, str(out / name))
             done.setdefault(key, entry)
-    # only now, with nothing refused, does the folder take this run's config
+    # only now, with nothing refused, are torn last lines cut and does the folder take this run's config
+    for name in (RECORDS, FORFEITS):
+        if (out / name).exists():
+            drop_unfinished_line(out / name)
     write_text_atomic(out / "config.yaml", yaml.safe_dump(config.to_dict(), sort_keys=False, allow_unicode=True))
     pending = [job for job in jobs if job.key not in done]
     size = _chunk_size(config, len(pending))
