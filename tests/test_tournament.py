@@ -290,6 +290,14 @@ def test_a_tournament_refuses_a_folder_that_is_not_a_tournaments(tmp_path: Path,
         run_tournament(small_config(run), fresh=fresh)
 
 
+@pytest.mark.parametrize("max_games", [0, -1])
+def test_max_games_below_one_is_refused_before_any_game(tmp_path: Path, max_games: int) -> None:
+    """--max-games 0 used to play one game (the check came after the first task)."""
+    with pytest.raises(TournamentError, match=f"max_games must be a whole number >= 1 .*got {max_games}"):
+        run_tournament(small_config(tmp_path / "t"), max_games=max_games)
+    assert not (tmp_path / "t").exists()
+
+
 @pytest.mark.parametrize("left", [b"", b"a,b,dea"])
 def test_a_timings_file_killed_before_its_header_was_whole_gets_the_header(tmp_path: Path, left: bytes) -> None:
     """timings.csv left empty or with half its header (a kill during the first task): the next run

@@ -85,6 +85,8 @@ def run_tournament(
     is tested. Raises :class:`TournamentError` before any game when a
     participant cannot be built or the folder holds another tournament."""
     config.check()
+    if max_games is not None and (isinstance(max_games, bool) or not isinstance(max_games, int) or max_games < 1):
+        raise TournamentError(f"max_games must be a whole number >= 1 (or none: every game), got {max_games!r}")
     out = Path(config.out)
     if out.exists() and not out.is_dir():
         raise TournamentError(f"out {str(out)!r} is a file, not a folder; name a folder for the run")
