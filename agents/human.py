@@ -24,7 +24,7 @@ import numpy as np
 
 from agents.base import SeatView
 from agents.options import parse_options
-from agents.registry import agent_names, make_agent
+from agents.registry import agent_names, check_agent_game, make_agent
 from burako_env.engine import GameState, Phase
 from burako_env.observation import Observer
 from burako_env.render import render_table, score_text
@@ -179,6 +179,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--opponent: the opponent is an agent; you are the human")
     try:
         options = parse_options(args.opponent_opt, "--opponent-opt")
+        check_agent_game(args.opponent, "burako")
+        try:  # an unknown option is a TypeError of the agent's constructor: said here, before the deal
+            make_agent(args.opponent, seed=0, **options)
+        except TypeError as exc:
+            raise ValueError(f"--opponent-opt for {args.opponent}: {exc}") from exc
         play_hand(args.opponent, args.rules, args.seed, args.seat, args.players, opponent_options=options)
     except (RulesError, ValueError) as exc:  # bad rules, bad option, unusable checkpoint
         print(f"burako-human: {exc}", file=sys.stderr)

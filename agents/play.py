@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.registry import agent_names, make_agent
+from agents.registry import agent_names, check_agent_game, make_agent
 from burako_env.env import raw_env
 from burako_env.render import render_table, score_text
 from burako_env.views import LazySeatView
@@ -36,6 +36,8 @@ def seat_agents(names: Sequence[str], num_players: int, seed: int) -> list[Any]:
         raise ValueError(f"--agents: give one name, or one per seat ({num_players}); got {len(names)}")
     if "human" in names:
         raise ValueError("--agents: burako-play prints a hand between agents; play one yourself with burako-human")
+    for name in names:
+        check_agent_game(name, "burako")
     return [make_agent(name, seed=seed * 100 + seat) for seat, name in enumerate(names)]
 
 

@@ -40,13 +40,29 @@ AGENTS: dict[str, str] = {
     "rummy-policy": "agents.rummy_policy:RummyPolicyAgent",
 }
 
-#: the games each built-in agent plays: evaluations and tournaments refuse a
-#: pairing that cannot be played before any game (training.games.check_agent_game)
+#: the games each built-in agent plays: every command refuses a pairing that
+#: cannot be played before any game (:func:`check_agent_game`)
 AGENT_GAMES: dict[str, tuple[str, ...]] = {
     "random": ("burako", "rummy"),
     **dict.fromkeys(("greedy", "planner", "ismcts", "fast_ismcts", "neural_ismcts", "human", "policy"), ("burako",)),
     **dict.fromkeys(("rummy-heuristic", "rummy-greedy", "rummy-ismcts", "rummy-policy"), ("rummy",)),
 }
+
+
+def agent_games(name: str) -> tuple[str, ...] | None:
+    """The games a built-in agent plays (:data:`AGENT_GAMES`). ``None`` for what the
+    registry does not name (``module:Class``, plug-ins): they are tried as given."""
+    return AGENT_GAMES.get(name)
+
+
+def check_agent_game(name: str, game: str) -> None:
+    """A ``ValueError`` naming the agent, the games it plays and the agents of ``game``, if it cannot play it."""
+    games = agent_games(name)
+    if games is not None and game not in games:
+        fits = sorted(n for n in AGENTS if game in (agent_games(n) or ()))
+        raise ValueError(
+            f"agent {name!r} plays {' and '.join(games)} only, not {game}; {game} agents: {', '.join(fits)}"
+        )
 
 
 def agent_names() -> list[str]:

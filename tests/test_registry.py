@@ -94,9 +94,14 @@ def test_play_cli_takes_agent_names(capsys: pytest.CaptureFixture[str]) -> None:
     assert "hand over after" in default
     assert play.main(["--seed", "2", "--agents", "greedy", "--players", "4"]) == 0
     assert "hand over after" in capsys.readouterr().out
-    for bad, message in ((["--agents", "nobody"], "unknown agent"), (["--agents", "random,random,random"], "one per")):
+    for bad, message in (
+        (["--agents", "nobody"], "unknown agent"),
+        (["--agents", "random,random,random"], "one per"),
+        (["--agents", "random,rummy-greedy"], "agent 'rummy-greedy' plays rummy only, not burako"),
+    ):
         assert play.main(["--seed", "2", *bad]) == 2
-        assert message in capsys.readouterr().err
+        out, err = capsys.readouterr()
+        assert message in err and out == ""
 
 
 def test_eval_human_tournament_and_training_take_module_class(
@@ -115,6 +120,14 @@ def test_eval_human_tournament_and_training_take_module_class(
     assert f"player_1 ({RANDOM}): " in capsys.readouterr().out
     assert human.main(["--opponent", "nobody"]) == 2
     assert "unknown agent 'nobody'" in capsys.readouterr().err
+    # a Rummy agent, or an option the agent does not take: one line before the deal, no traceback
+    for argv_bad, message in (
+        (["--opponent", "rummy-greedy"], "agent 'rummy-greedy' plays rummy only, not burako"),
+        (["--opponent", "random", "--opponent-opt", "foo=1"], "--opponent-opt for random: "),
+    ):
+        assert human.main(argv_bad) == 2
+        out, err = capsys.readouterr()
+        assert message in err and out == ""
     assert type(Participant.of("mine", RANDOM).spec().build(5)) is RandomAgent
     config = PPOConfig(run_root=str(tmp_path), league_baselines=[RANDOM, "planner"], eval_opponents=[RANDOM])
     assert config.league_baselines == [RANDOM, "planner"]

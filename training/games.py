@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from agents.registry import AGENT_GAMES, AGENTS
+from agents.registry import agent_games, check_agent_game
 from burako_env.records import GAMES, game_of
 from burako_env.rules import Rules, load_rules, preset_names
 from training.duplicate import seatings
@@ -43,23 +43,6 @@ __all__ = [
 
 #: whether a game's lower hand total wins (Rummy, R10) rather than the higher (Burako)
 LOWER_TOTAL_WINS: dict[str, bool] = {"burako": False, "rummy": True}
-
-
-# ---------------------------------------------------------------------- agents
-def agent_games(name: str) -> tuple[str, ...] | None:
-    """The games a built-in agent plays (``agents.registry.AGENT_GAMES``). ``None`` for what the
-    registry does not name (``module:Class``, plug-ins): they are tried as given."""
-    return AGENT_GAMES.get(name)
-
-
-def check_agent_game(name: str, game: str) -> None:
-    """A ``ValueError`` naming the agent, the games it plays and the agents of ``game``, if it cannot play it."""
-    games = agent_games(name)
-    if games is not None and game not in games:
-        fits = sorted(n for n in AGENTS if game in (agent_games(n) or ()))
-        raise ValueError(
-            f"agent {name!r} plays {' and '.join(games)} only, not {game}; {game} agents: {', '.join(fits)}"
-        )
 
 
 # ---------------------------------------------------------------------- game and rules
