@@ -75,6 +75,25 @@ class Limits:
     bot_delay: float = 0.8
     hand_pause: float = 3.0
 
+    def __post_init__(self) -> None:
+        """Limits that would make a server useless (no room can open) or nonsensical are refused."""
+        checks = ((_WHOLE_LIMITS, ">= 1", lambda v: v >= 1), (_POSITIVE_LIMITS, "> 0", lambda v: v > 0))
+        checks += ((_PACE_LIMITS, ">= 0", lambda v: v >= 0),)  # NaN fails every comparison: refused too
+        problems = [
+            f"{name} must be {bound}, got {getattr(self, name)}"
+            for names, bound, holds in checks
+            for name in names
+            if not holds(getattr(self, name))
+        ]
+        if problems:
+            raise ValueError("bad web limits: " + "; ".join(problems))
+
+
+#: the :class:`Limits` that count things, bound a rate or a time, or set a pace (0: no wait)
+_WHOLE_LIMITS = ("max_rooms", "max_message", "max_request", "max_replay", "max_replay_hands", "max_sockets_per_room")
+_POSITIVE_LIMITS = ("rate", "burst", "room_timeout")
+_PACE_LIMITS = ("bot_delay", "hand_pause")
+
 
 @dataclass
 class SeatSlot:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import threading
 import webbrowser
+from pathlib import Path
 
 from burako_web.app import Limits, create_app
 
@@ -27,9 +28,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-rooms", type=int, default=Limits.max_rooms)
     parser.add_argument("--no-open", action="store_true", help="do not open a browser")
     args = parser.parse_args(argv)
+    if not 1 <= args.port <= 65535:
+        parser.error(f"--port must be between 1 and 65535, got {args.port}")
+    if Path(args.records).exists() and not Path(args.records).is_dir():
+        parser.error(f"--records {args.records!r} is a file; name a folder for the records (it is created if missing)")
+    try:
+        limits = Limits(bot_delay=args.bot_delay, room_timeout=args.room_timeout, max_rooms=args.max_rooms)
+    except ValueError as exc:
+        parser.error(str(exc).replace("bad web limits: ", "").replace("_", "-"))
     import uvicorn
 
-    limits = Limits(bot_delay=args.bot_delay, room_timeout=args.room_timeout, max_rooms=args.max_rooms)
     app = create_app(limits, records_dir=args.records)
     url = f"http://{args.host}:{args.port}/"
     print(f"burako-web: the table is at {url} (records in {args.records}/); Ctrl-C stops it")

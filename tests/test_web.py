@@ -423,3 +423,29 @@ def test_a_failing_bot_stops_its_table_with_a_message(tmp_path: Path, monkeypatc
         assert "seat 1 failed: RuntimeError: the bot fell over" in msg["error"]
         assert msg["view"]["current"] == 1
         client.close()
+
+
+def test_the_command_line_refuses_a_bad_port_records_path_and_limits(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """burako-web: one-line errors before the server starts (a bad port was an OverflowError
+    traceback; a records path that is a file served, then failed every new room with HTTP 500;
+    --max-rooms 0 served a table that could never open a room)."""
+    from burako_web import cli
+
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x", encoding="utf-8")
+    for args, message in (
+        (["--port", "-1"], "--port must be between 1 and 65535, got -1"),
+        (["--port", "99999"], "--port must be between 1 and 65535"),
+        (["--records", str(a_file)], "is a file; name a folder for the records"),
+        (["--max-rooms", "0"], "max-rooms must be >= 1, got 0"),
+        (["--bot-delay", "-1"], "bot-delay must be >= 0"),
+        (["--room-timeout", "0"], "room-timeout must be > 0"),
+    ):
+        with pytest.raises(SystemExit) as exited:
+            cli.main(["--no-open", *args])
+        assert exited.value.code == 2
+        assert message in capsys.readouterr().err
+    with pytest.raises(ValueError, match=r"bad web limits: rate must be > 0, got 0; burst must be > 0"):
+        Limits(rate=0, burst=-1)
