@@ -33,7 +33,7 @@ import torch
 from agents.network import GAME_ACTIONS, NetworkShape, PolicyNet
 from burako_env.rules import Rules, RulesError, load_rules
 from burako_env.rummy.rules import RummyRules, load_rummy_rules
-from burako_env.safe_yaml import short_repr
+from burako_env.safe_yaml import not_a_file, short_repr
 
 CHECKPOINT_VERSION = 1
 TRAINING_FORMAT = "burako-ppo-checkpoint"
@@ -54,16 +54,27 @@ def save(payload: dict[str, Any], path: str | Path) -> Path:
     return path
 
 
+def _load_failure(exc: BaseException) -> str:
+    """torch's reason, without its advice to retry with ``weights_only=False`` (running the
+    file's code: never for a file that failed the safe load)."""
+    text = str(exc).replace("WeightsUnpickler error:", "\n")
+    if "weights_only" not in text:
+        return text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+    advice = ("weights_only", "Please file an issue", "Check the documentation")
+    kept = [line.strip() for line in text.splitlines() if line.strip() and not any(a in line for a in advice)]
+    return f"{' '.join(kept) or type(exc).__name__} (only tensors and plain values are loaded)"
+
+
 def load(path: str | Path) -> dict[str, Any]:
     """Read a checkpoint safely; every failure is a :class:`CheckpointError`."""
     path = Path(path)
-    if not path.is_file():
-        raise CheckpointError(f"checkpoint {path} does not exist")
+    if (why := not_a_file(path)) is not None:
+        raise CheckpointError(f"checkpoint {path} {why}")
     try:
         data = torch.load(path, map_location="cpu", weights_only=True)
     except (pickle.UnpicklingError, RuntimeError, EOFError, zipfile.BadZipFile, OSError, ValueError) as exc:
         raise CheckpointError(
-            f"checkpoint {path} cannot be read (corrupt, truncated or not a checkpoint): {exc}"
+            f"checkpoint {path} cannot be read (corrupt, truncated or not a checkpoint): {_load_failure(exc)}"
         ) from exc
     if not isinstance(data, dict) or data.get("format") not in (TRAINING_FORMAT, POLICY_FORMAT):
         raise CheckpointError(f"{path} is not a burako_env checkpoint (no 'format' field of ours)")

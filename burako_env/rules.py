@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from burako_env.safe_yaml import YamlInputError, load_yaml, read_text_file, short_repr
+from burako_env.safe_yaml import YamlInputError, load_yaml, not_a_file, read_text_file, short_repr
 from burako_env.tiles import JOKER, KIND_NUMBER_LIST, NUM_KINDS
 
 
@@ -321,8 +321,8 @@ _loading = threading.local()
 def _load_file(path: Path) -> Rules:
     """A rules YAML file; ``preset:`` inside it may name another file, but not
     one already being loaded (a cycle), and at most MAX_PRESET_DEPTH deep."""
-    if not path.is_file():
-        raise RulesError(f"rules file {short_repr(str(path), 200)} does not exist")
+    if (why := not_a_file(path)) is not None:
+        raise RulesError(f"rules file {short_repr(str(path), 200)} {why}")
     chain: list[Path] = getattr(_loading, "chain", [])
     resolved = path.resolve()
     if resolved in chain:

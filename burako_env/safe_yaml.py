@@ -94,6 +94,16 @@ def load_yaml(text: str, where: str) -> Any:
         loader.dispose()
 
 
+def not_a_file(path: Any) -> str | None:
+    """Why ``path`` cannot be read as a file ("does not exist", "is a folder, not a file"), or None."""
+    from pathlib import Path
+
+    path = Path(path)
+    if path.is_file():
+        return None
+    return "is a folder, not a file" if path.is_dir() else "does not exist"
+
+
 def read_text_file(path: Any, where: str) -> str:
     """A UTF-8 text file, or a :class:`YamlInputError` that names it (missing, unreadable, not UTF-8, too large)."""
     from pathlib import Path

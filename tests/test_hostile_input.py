@@ -289,3 +289,42 @@ def test_rummy_rules_file_alias_bomb_and_non_utf8_are_refused(tmp_path: Path) ->
     latin.write_bytes("hand_size: 14 # año\n".encode("latin-1"))
     with pytest.raises(RulesError, match="not UTF-8"):
         load_rummy_rules(latin)
+
+
+def test_input_and_output_paths_are_named_for_what_is_wrong_with_them(tmp_path: Path) -> None:
+    """A folder given where a file is read says so (it said "does not exist"); a file under a
+    file says which is the file; a pickle the safe loader refuses is reported without torch's
+    advice to load it unsafely (weights_only=False would run the file's code)."""
+    from agents import checkpoint as ckpt
+    from training.files import check_output_file
+    from training.tournament import TournamentError
+    from training.tournament import load_config as load_tournament
+
+    with pytest.raises(ckpt.CheckpointError, match="is a folder, not a file"):
+        ckpt.load(tmp_path)
+    with pytest.raises(RulesError, match="is a folder, not a file"):
+        load_rules(str(tmp_path))
+    with pytest.raises(TournamentError, match="is a folder, not a file"):
+        load_tournament(tmp_path)
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"the folder '.*a_file' is a file, not a folder"):
+        check_output_file(a_file / "games.jsonl", "record path")
+    crafted = tmp_path / "crafted.pt"
+    crafted.write_bytes(b"\x80\x02cos\nsystem\nq\x00X\x02\x00\x00\x00idq\x01\x85q\x02Rq\x03.")
+    with pytest.raises(ckpt.CheckpointError) as refused:
+        ckpt.load(crafted)
+    message = str(refused.value)
+    assert "cannot be read" in message and "weights_only" not in message and "\n" not in message
+
+
+def test_a_journal_line_that_is_not_an_object_is_named(tmp_path: Path) -> None:
+    """forfeits.jsonl holding `[1, 2]` said "list indices must be integers or slices, not str"."""
+    from training.tournament import TournamentError
+    from training.tournament.journal import read_journal
+
+    journal = tmp_path / "forfeits.jsonl"
+    journal.write_text("[1, 2]\n", encoding="utf-8")
+    expected = r"forfeits\.jsonl, line 1: not a game entry \(a JSON object\), got \[1, 2\]"
+    with pytest.raises(TournamentError, match=expected):
+        read_journal(journal, is_record=False)

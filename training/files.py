@@ -29,7 +29,8 @@ def check_output_file(path: str | Path, what: str) -> Path:
         return path
     folder = path.resolve().parent
     if not folder.is_dir():
-        raise ValueError(f"{what} {str(path)!r}: the folder {str(path.parent)!r} does not exist")
+        why = "is a file, not a folder" if folder.exists() else "does not exist"
+        raise ValueError(f"{what} {str(path)!r}: the folder {str(path.parent)!r} {why}")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise ValueError(f"{what} {str(path)!r}: the folder {str(folder)!r} cannot be written in (no permission)")
     return path

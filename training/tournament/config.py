@@ -12,7 +12,7 @@ from typing import Any
 
 from agents.options import split_assignment, yaml_value
 from burako_env.rules import RulesError
-from burako_env.safe_yaml import YamlInputError, load_yaml, read_text_file, short_repr
+from burako_env.safe_yaml import YamlInputError, load_yaml, not_a_file, read_text_file, short_repr
 from training.config_fields import FieldError, as_float, as_int, as_str
 from training.duplicate import AgentSpec
 from training.games import GAMES, check_agent_game, check_duplicate_players, game_and_rules, load_game_rules
@@ -329,8 +329,8 @@ def apply_override(data: dict[str, Any], assignment: str) -> None:
 def load_config(path: str | Path, overrides: Sequence[str] = ()) -> TournamentConfig:
     """Read a YAML tournament config and apply ``--set`` overrides."""
     path = Path(path)
-    if not path.is_file():
-        raise TournamentError(f"config file {str(path)!r} does not exist")
+    if (why := not_a_file(path)) is not None:
+        raise TournamentError(f"config file {str(path)!r} {why}")
     try:
         data = load_yaml(read_text_file(path, "tournament config"), str(path)) or {}
     except YamlInputError as exc:

@@ -67,6 +67,8 @@ def read_journal(path: Path, is_record: bool) -> list[dict[str, Any]]:
             continue
         try:
             entry = json.loads(raw)
+            if not isinstance(entry, dict):
+                raise ValueError(f"not a game entry (a JSON object), got {short_repr(entry)}")
             if is_record:
                 validate_record(entry)
             entry_key(entry)
