@@ -592,6 +592,43 @@ def test_a_killed_burako_eval_closes_its_compressed_record_file(tmp_path: Path) 
     assert 0 < len(records) < 4000 and is_gzip(path)
 
 
+def test_ctrl_c_at_a_terminal_stops_a_pool_evaluation_without_worker_tracebacks(tmp_path: Path) -> None:
+    """Ctrl-C reaches the terminal's whole process group, pool workers included: the parent's one-line
+    message (exit 130) must not come with a KeyboardInterrupt traceback from each worker."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    root = Path(__file__).resolve().parent.parent
+    path = tmp_path / "games.jsonl"
+    args = ["--a", "greedy", "--b", "random", "--games", "2000", "--seed", "1", "--workers", "2", "--chunk-size", "1"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "training.evaluate", *args, "--record", str(path), "--no-progress"],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group, as a terminal's foreground job
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            if path.is_file() and path.stat().st_size > 0:
+                break
+            time.sleep(0.2)
+        assert proc.poll() is None, "the evaluation ended before it could be stopped"
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert "burako-eval: interrupted" in err and "Traceback" not in err and "KeyboardInterrupt" not in err, err
+
+
 @pytest.mark.parametrize("workers", [1, 2])
 def test_the_progress_bar_counts_games_as_they_finish_and_results_stay_in_deal_order(workers: int) -> None:
     """burako-eval's bar hears of every finished deal (``played``) no later than its games

@@ -32,6 +32,7 @@ import dataclasses
 import multiprocessing
 import multiprocessing.connection as mp_connection
 import os
+import signal
 import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
@@ -152,7 +153,12 @@ def watched_build(build: Callable[[], Any], seat: int, status: Any, steps: list[
 # ---------------------------------------------------------------------- the pool
 def _pool_worker(conn: Any, status: Any) -> None:
     """A pool worker process: takes a task, sends each job's output as it
-    finishes (or the exception that stopped it), then "done"."""
+    finishes (or the exception that stopped it), then "done".
+
+    Ctrl-C at a terminal reaches the whole process group: the parent handles it (its
+    ``finally`` stops every worker), so a worker ignores SIGINT instead of printing a
+    KeyboardInterrupt traceback of its own beside the parent's one-line message."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     one_thread_per_worker()
     while True:
         task = conn.recv()
