@@ -441,3 +441,33 @@ def test_resume_before_the_first_ppo_checkpoint_keeps_the_cloning_curves(tmp_pat
     events = EventAccumulator(str(run_dir))
     events.Reload()
     assert len(events.Scalars("bc/loss")) == 3
+
+
+def test_a_resume_with_another_run_root_stays_in_its_folder_and_records_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--resume RUN --set run_root=X: the run goes on in RUN, and its config says RUN's parent
+    (it wrote X into config.yaml, misreporting where the run lives)."""
+    import dataclasses
+
+    from training.ppo import PPOConfig, Trainer
+
+    config = PPOConfig(
+        run_root=str(tmp_path / "runs"), num_envs=1, hidden=16, slot_embed=4, workers=1, minibatch_size=64,
+        bc_teacher=None,
+    )  # fmt: skip
+    trainer = Trainer(config, progress=False)
+    trainer.started = time.perf_counter()
+    trainer.save_checkpoint()
+    trainer.lock.release()
+    trainer.writer.close()
+    capsys.readouterr()
+    resumed = Trainer(dataclasses.replace(config, run_root=str(tmp_path / "elsewhere")), resume=trainer.run_dir)
+    try:
+        assert resumed.run_dir == trainer.run_dir
+        assert resumed.cfg.run_root == str(trainer.run_dir.parent)
+        assert f"the resumed run stays in {trainer.run_dir}" in capsys.readouterr().err
+        assert not (tmp_path / "elsewhere").exists()
+    finally:
+        resumed.lock.release()
+        resumed.writer.close()

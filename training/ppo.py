@@ -576,6 +576,11 @@ class Trainer:
         self.eval_history: list[dict[str, Any]] = []
         if resume is not None:
             self.run_dir = restore(self, Path(resume))
+            if Path(self.cfg.run_root).resolve() != self.run_dir.parent.resolve():
+                # a resumed run stays in its folder: config.yaml must say where that is, not another run_root
+                print(f"run_root: the resumed run stays in {self.run_dir} (run_root recorded as its folder's parent)",
+                      file=sys.stderr)  # fmt: skip
+                self.cfg = dataclasses.replace(self.cfg, run_root=str(self.run_dir.parent))
         else:
             self.run_dir = new_run_dir(Path(config.run_root), f"{self.rules.name}{self.n}p", config)
         self.run_dir.mkdir(parents=True, exist_ok=True)
