@@ -552,9 +552,9 @@ def test_sigterm_raises_keyboard_interrupt_inside_the_block_only() -> None:
     assert signal.getsignal(signal.SIGTERM) is before
 
 
-def test_a_killed_burako_eval_closes_its_compressed_record_file(tmp_path: Path) -> None:
-    """``kill`` (SIGTERM) of a running burako-eval: exit status 130, a message naming --resume,
-    and a gzip record file closed whole (it reads without the cut-short error), ready to resume."""
+def _stop_a_running_eval(path: Path, args: list[str], stop: Any) -> tuple[int, str]:
+    """Start burako-eval in its own process group (as a terminal's foreground job) recording to
+    ``path``, call ``stop(proc)`` once its first game is on disk; its exit status and stderr."""
     import os
     import signal
     import subprocess
@@ -562,15 +562,13 @@ def test_a_killed_burako_eval_closes_its_compressed_record_file(tmp_path: Path) 
     import time
 
     root = Path(__file__).resolve().parent.parent
-    path = tmp_path / "games.jsonl.gz"
-    args = ["--a", "random", "--b", "random", "--games", "4000", "--seed", "1", "--workers", "1"]
-    env = {**os.environ, "PYTHONPATH": str(root)}
     proc = subprocess.Popen(
         [sys.executable, "-m", "training.evaluate", *args, "--record", str(path), "--no-progress"],
         cwd=root,
-        env=env,
+        env={**os.environ, "PYTHONPATH": str(root)},
         stderr=subprocess.PIPE,
         text=True,
+        start_new_session=True,
     )
     try:
         deadline = time.monotonic() + 120
@@ -580,13 +578,24 @@ def test_a_killed_burako_eval_closes_its_compressed_record_file(tmp_path: Path) 
             time.sleep(0.2)
         time.sleep(0.5)
         assert proc.poll() is None, "the evaluation ended before it could be stopped"
-        proc.send_signal(signal.SIGTERM)
+        stop(proc)
         _, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
-            proc.kill()
+            os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-    assert proc.returncode == 130, err
+    return proc.returncode, err
+
+
+def test_a_killed_burako_eval_closes_its_compressed_record_file(tmp_path: Path) -> None:
+    """``kill`` (SIGTERM) of a running burako-eval: exit status 130, a message naming --resume,
+    and a gzip record file closed whole (it reads without the cut-short error), ready to resume."""
+    import signal
+
+    path = tmp_path / "games.jsonl.gz"
+    args = ["--a", "random", "--b", "random", "--games", "4000", "--seed", "1", "--workers", "1"]
+    code, err = _stop_a_running_eval(path, args, lambda proc: proc.send_signal(signal.SIGTERM))
+    assert code == 130, err
     assert "interrupted" in err and "--resume" in err
     records = read_records(path)  # a file cut by the kill would raise RecordError at its end
     assert 0 < len(records) < 4000 and is_gzip(path)
@@ -597,35 +606,10 @@ def test_ctrl_c_at_a_terminal_stops_a_pool_evaluation_without_worker_tracebacks(
     message (exit 130) must not come with a KeyboardInterrupt traceback from each worker."""
     import os
     import signal
-    import subprocess
-    import sys
-    import time
 
-    root = Path(__file__).resolve().parent.parent
-    path = tmp_path / "games.jsonl"
     args = ["--a", "greedy", "--b", "random", "--games", "2000", "--seed", "1", "--workers", "2", "--chunk-size", "1"]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "training.evaluate", *args, "--record", str(path), "--no-progress"],
-        cwd=root,
-        env={**os.environ, "PYTHONPATH": str(root)},
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,  # its own process group, as a terminal's foreground job
-    )
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and proc.poll() is None:
-            if path.is_file() and path.stat().st_size > 0:
-                break
-            time.sleep(0.2)
-        assert proc.poll() is None, "the evaluation ended before it could be stopped"
-        os.killpg(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    assert proc.returncode == 130, err
+    code, err = _stop_a_running_eval(tmp_path / "games.jsonl", args, lambda proc: os.killpg(proc.pid, signal.SIGINT))
+    assert code == 130, err
     assert "burako-eval: interrupted" in err and "Traceback" not in err and "KeyboardInterrupt" not in err, err
 
 
