@@ -19,7 +19,9 @@ before it (a number field only), so a decay is one line::
 ``total_steps``; a run bounded by ``max_minutes`` writes its decay here.)
 Which fields may be scheduled is :data:`SCHEDULABLE`; the trainer applies the
 values at the start of every update, so a resumed run picks up the same
-values at the same updates.
+values at the same updates. The config checks the values every listed update
+gives (ranges, the league's shares) when it is read, not when training gets
+there.
 """
 
 from __future__ import annotations
