@@ -132,6 +132,13 @@ def draw_first_mano(rng: np.random.Generator, num_players: int) -> int:
     return int(rng.integers(num_players))
 
 
+def check_seat(seat: object, num_players: int, what: str) -> int:
+    """``seat`` as an int, if it names a seat of the table (a ``ValueError`` naming ``what`` otherwise)."""
+    if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < num_players:
+        raise ValueError(f"{what} must be a seat 0..{num_players - 1}, got {seat!r}")
+    return int(seat)
+
+
 def shuffle_tiles(rng: np.random.Generator, full_tiles: np.ndarray) -> np.ndarray:
     """The order of a hand's deal (B4): hands, then muertos, then the stock."""
     return rng.permutation(full_tiles)
@@ -247,7 +254,7 @@ class GameState:
     ) -> GameState:
         """A new match, first hand dealt; the first mano is drawn from ``rng`` (B5)."""
         state = cls(load_rules(rules), num_players)
-        first_mano = draw_first_mano(rng, num_players) if mano is None else mano
+        first_mano = draw_first_mano(rng, num_players) if mano is None else check_seat(mano, num_players, "mano")
         state._deal(rng, first_mano)
         return state
 
@@ -317,9 +324,12 @@ class GameState:
 
     def legal_mask(self) -> np.ndarray:
         """int8 mask over the whole action space (E3). Cached until the next
-        action; treat it as read-only."""
+        action, and read-only: a caller's write would make :meth:`apply` accept
+        an illegal action."""
         if self._mask is None:
-            self._mask = self._compute_mask()
+            mask = self._compute_mask()
+            mask.flags.writeable = False
+            self._mask = mask
         return self._mask
 
     def legal_actions(self) -> list[int]:
@@ -739,7 +749,10 @@ class GameState:
         new.match_scores = self.match_scores[:]
         new.hand_number = self.hand_number
         new.match_winner = self.match_winner
-        new._mask = None if self._mask is None else self._mask.copy()
+        new._mask = None
+        if self._mask is not None:  # read-only, as legal_mask hands it out
+            new._mask = self._mask.copy()
+            new._mask.flags.writeable = False
         return new
 
     def __deepcopy__(self, memo: dict[int, Any]) -> GameState:

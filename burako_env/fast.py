@@ -77,6 +77,7 @@ from burako_env.engine import (
     IllegalActionError,
     Phase,
     SideScore,
+    check_seat,
     draw_first_mano,
     shuffle_tiles,
     tables_for,
@@ -1347,7 +1348,7 @@ class FastGame:
     ) -> FastGame:
         """Same draws from ``rng`` as :meth:`GameState.new_game`, so the same deal."""
         game = cls(fast_tables(load_rules(rules), num_players))
-        first_mano = draw_first_mano(rng, num_players) if mano is None else mano
+        first_mano = draw_first_mano(rng, num_players) if mano is None else check_seat(mano, num_players, "mano")
         new_match(game.st, shuffle_tiles(rng, game.tables.full_tiles), first_mano, game.args)
         return game
 
@@ -1426,13 +1427,16 @@ class FastGame:
     # ------------------------------------------------------------------ play
     def legal_mask(self) -> np.ndarray:
         """int8 mask over the action space, cached until the next action
-        (which leaves this array as it is); treat it as read-only."""
+        (which leaves this array as it is); a read-only view: a caller's write
+        would make :meth:`apply` accept an illegal action."""
         if not self._mask_ok:
             if self.buf is None:
                 self.buf = np.zeros((SCRATCH_DEPTH, SCRATCH_WIDTH), dtype=np.int32)
             legal_mask(self.st, self.args, self.buf, self.mask)
             self._mask_ok = True
-        return self.mask
+        view = self.mask.view()
+        view.flags.writeable = False
+        return view
 
     def apply(self, action: int) -> None:
         """Apply one action; an illegal or out-of-range one raises
@@ -1457,9 +1461,13 @@ class FastGame:
         self.mask = np.empty(NUM_ACTIONS, dtype=np.int8)
 
     def encode(self, player: int, out: np.ndarray | None = None) -> np.ndarray:
-        """``player``'s observation (observation.Observer.encode)."""
+        """``player``'s observation (observation.Observer.encode); ``out``, if given, is a float32 array of the
+        observation's size (checked: the compiled kernel would write past a smaller one)."""
+        player = check_seat(player, self.tables.num_players, "player")
         if out is None:
             out = np.empty(self.tables.obs_size, dtype=np.float32)
+        else:
+            check_out_buffer(out, (self.tables.obs_size,), np.float32, "encode's out")
         encode(self.st, player, self.args, out)
         return out
 
@@ -1569,6 +1577,14 @@ class FastGame:
         return determinize_game(self, player, rng)
 
 
+def check_out_buffer(out: np.ndarray, shape: tuple[int, ...], dtype: type, what: str) -> None:
+    """A caller's ``out`` array for a compiled kernel, which writes by index without bounds checks:
+    it must have exactly this shape and dtype and be writable, or a ``ValueError`` says so."""
+    if not isinstance(out, np.ndarray) or out.shape != shape or out.dtype != dtype or not out.flags.writeable:
+        got = f"{out.dtype} {out.shape}" if isinstance(out, np.ndarray) else type(out).__name__
+        raise ValueError(f"{what} must be a writable {np.dtype(dtype)} array of shape {shape}, got {got}")
+
+
 def game_state_of(st: np.ndarray, tables: FastTables, mask: np.ndarray | None = None) -> GameState:
     """A readable :class:`GameState` equal to the flat state ``st`` (its own
     arrays; ``mask``, the flat state's legal mask if known, is copied in)."""
@@ -1614,6 +1630,7 @@ def game_state_of(st: np.ndarray, tables: FastTables, mask: np.ndarray | None = 
     state.match_winner = int(st[MATCH_WINNER])
     if mask is not None:
         state._mask = mask.copy()
+        state._mask.flags.writeable = False  # as GameState.legal_mask hands it out
     return state
 
 

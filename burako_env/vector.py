@@ -437,8 +437,13 @@ def sample_legal_actions(masks: np.ndarray, rng: np.random.Generator, out: np.nd
     baseline for a whole batch; one uniform draw per game from ``rng``). A row
     with no legal action is an error (a game stuck with nothing to do), never
     a silent action 0."""
+    if not isinstance(masks, np.ndarray) or masks.ndim != 2 or masks.shape[1] != NUM_ACTIONS:
+        got = masks.shape if isinstance(masks, np.ndarray) else type(masks).__name__
+        raise ValueError(f"sample_legal_actions: masks must be an array of shape (games, {NUM_ACTIONS}), got {got}")
     if out is None:
         out = np.empty(masks.shape[0], dtype=np.int64)
+    else:
+        F.check_out_buffer(out, (masks.shape[0],), np.int64, "sample_legal_actions' out")
     out[:] = -1
     with numba.parallel_chunksize(PARALLEL_CHUNKSIZE):
         _pick_legal(masks, rng.random(masks.shape[0]), out)

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import burako_env
+from burako_env.engine import GameState
 from burako_env.records import RecordError, read_records
 from burako_env.rules import RulesError, load_rules
 from burako_env.safe_yaml import MAX_YAML_NODES, load_yaml
@@ -328,3 +329,45 @@ def test_a_journal_line_that_is_not_an_object_is_named(tmp_path: Path) -> None:
     expected = r"forfeits\.jsonl, line 1: not a game entry \(a JSON object\), got \[1, 2\]"
     with pytest.raises(TournamentError, match=expected):
         read_journal(journal, is_record=False)
+
+
+def test_legal_masks_handed_out_are_read_only_E3() -> None:
+    """A caller's write into a returned mask made apply() accept an illegal action (a tile the
+    player does not hold left his hand at -1). Both engines hand out read-only masks, clones too."""
+    from burako_env.fast import FastGame
+
+    state = GameState.new_game(np.random.default_rng(1))
+    state.apply(2)
+    game = FastGame.new_game(np.random.default_rng(1))
+    for mask in (state.legal_mask(), state.clone().legal_mask(), game.legal_mask(), game.to_game_state().legal_mask()):
+        with pytest.raises(ValueError, match="read-only"):
+            mask[int(np.flatnonzero(mask == 0)[0])] = 1
+
+
+def test_compiled_kernels_refuse_out_buffers_and_seats_they_would_overrun() -> None:
+    """FastGame.encode(out=) and sample_legal_actions(out=) wrote past a short buffer (the process
+    crashed on exit); a mano or player outside the table built a state that broke E1."""
+    from burako_env.fast import FastGame
+
+    game = FastGame.new_game(np.random.default_rng(0))
+    guard = np.full(6000, -1.0, np.float32)
+    with pytest.raises(ValueError, match=r"encode's out must be a writable float32 array of shape \(4886,\)"):
+        game.encode(0, out=guard[:10])
+    assert (guard == -1.0).all()
+    with pytest.raises(ValueError, match="got float64"):
+        game.encode(0, out=np.zeros(4886))
+    assert game.encode(1, out=np.zeros(4886, np.float32)).shape == (4886,)
+    for seat in (2, -1, True, 1.0):
+        with pytest.raises(ValueError, match=r"player must be a seat 0\.\.1"):
+            game.encode(seat)  # type: ignore[arg-type]
+    for make in (FastGame.new_game, GameState.new_game):
+        with pytest.raises(ValueError, match=r"mano must be a seat 0\.\.1, got 7"):
+            make(np.random.default_rng(0), mano=7)
+    envs = BurakoVectorEnv(8, num_threads=1)
+    _, masks, _ = envs.reset(seed=0)
+    ints = np.full(20, -5)
+    with pytest.raises(ValueError, match=r"sample_legal_actions' out must be a writable int64 array of shape \(8,\)"):
+        sample_legal_actions(masks, np.random.default_rng(0), out=ints[:2])
+    assert (ints == -5).all()
+    with pytest.raises(ValueError, match=r"masks must be an array of shape \(games, 3519\)"):
+        sample_legal_actions(masks[0], np.random.default_rng(0))
