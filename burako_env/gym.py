@@ -272,7 +272,16 @@ class BurakoGymEnv(gymnasium.Env):
         return reward, info
 
     def _play_opponents(self) -> tuple[float, dict[str, Any]]:
-        """Opponents' decisions until the learner is to act or the episode ends."""
+        """Opponents' decisions until the learner is to act or the episode ends. An opponent
+        that fails (an illegal answer, an exception) ends the episode: the game stopped between
+        two seats' moves, so a later step would play the learner's action in another seat."""
+        try:
+            return self._opponent_moves()
+        except BaseException:
+            self._done = True
+            raise
+
+    def _opponent_moves(self) -> tuple[float, dict[str, Any]]:
         game = self.game
         assert game is not None
         reward, info = 0.0, {}
@@ -291,7 +300,10 @@ class BurakoGymEnv(gymnasium.Env):
                 or not 0 <= int(answer) < A.NUM_ACTIONS
                 or not mask[int(answer)]
             ):
-                raise ValueError(f"opponent in seat {seat} answered an illegal action {answer!r}")
+                raise ValueError(
+                    f"opponent in seat {seat} answered an illegal action {answer!r}; the episode ends here "
+                    "(call reset())"
+                )
             game.apply(int(answer))
             got, step_info = self._after_move()
             reward += got

@@ -146,7 +146,7 @@ class BurakoGymVectorEnv(VectorEnv):
         self._opponent_rng = np.random.default_rng(seeds[n])
         for i in range(n):
             self._deal(i)
-        self._play_opponents(np.ones(n, dtype=bool), {}, np.zeros(n, dtype=np.float32))
+        self._play_opponents_or_stop(np.ones(n, dtype=bool), {}, np.zeros(n, dtype=np.float32))
         return self._observations(), {}
 
     def step(self, actions: Any) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
@@ -163,8 +163,18 @@ class BurakoGymVectorEnv(VectorEnv):
             game.apply(int(acts[i]))
             if game.hand_over:
                 self._finish(i, rewards, terminated, truncated, infos)
-        self._play_opponents(~(terminated | truncated), infos, rewards, terminated, truncated)
+        self._play_opponents_or_stop(~(terminated | truncated), infos, rewards, terminated, truncated)
         return self._observations(), rewards, terminated, truncated, infos
+
+    def _play_opponents_or_stop(self, *args: Any) -> None:
+        """:meth:`_play_opponents`; if the opponent fails (an illegal or misshapen answer, an
+        exception), the games stopped between two seats' moves: the env refuses to step until
+        reset, instead of playing the learner's next actions in the opponents' seats."""
+        try:
+            self._play_opponents(*args)
+        except BaseException:
+            self._rngs = []
+            raise
 
     # ------------------------------------------------------------------ internals
     def _deal(self, i: int) -> None:
@@ -182,7 +192,8 @@ class BurakoGymVectorEnv(VectorEnv):
             bad = np.flatnonzero(~legal)
             listed = ", ".join(f"game {games[k]}: action {acts[k]}" for k in bad[:5])
             more = f" and {bad.size - 5} more" if bad.size > 5 else ""
-            raise ValueError(f"illegal {who} actions ({listed}{more}); no game moved")
+            moved = "no game moved" if who == "learner" else "the games stopped mid-step: call reset()"
+            raise ValueError(f"illegal {who} actions ({listed}{more}); {moved}")
 
     def _finish(
         self, i: int, rewards: np.ndarray, terminated: np.ndarray, truncated: np.ndarray, infos: dict[str, Any]
@@ -239,7 +250,10 @@ class BurakoGymVectorEnv(VectorEnv):
             else:
                 acts = np.asarray(self.opponent(obs, masks)).astype(np.int64).reshape(-1)
                 if acts.shape != (idx.size,):
-                    raise ValueError(f"the opponent policy returned shape {acts.shape} for {idx.size} games")
+                    raise ValueError(
+                        f"the opponent policy returned shape {acts.shape} for {idx.size} games; "
+                        "the games stopped mid-step: call reset()"
+                    )
                 self._check_legal(idx, acts, "opponent")
             for k, i in enumerate(idx.tolist()):
                 game = games[i]

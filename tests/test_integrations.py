@@ -364,3 +364,34 @@ def test_gym_opponent_view_shows_what_the_seat_sees_and_resamples_the_rest() -> 
         if env.terminations[env.agent_selection] or env.truncations[env.agent_selection]:
             break
     assert step > 50 and resampled > step // 2  # the hidden hand really is resampled
+
+
+def test_an_opponent_that_fails_mid_step_ends_the_episode_instead_of_shifting_seats() -> None:
+    """An opponent's illegal answer came after the learner's move was applied: the game then waited
+    on the opponent's seat, and the next step() played the learner's action there. Now the episode
+    (Gym) or the games (Gym vector) end with the error, and step() asks for reset()."""
+    from burako_env.gym_vector import BurakoGymVectorEnv
+
+    answers = iter([3518])
+
+    def once_illegal(observation: dict[str, np.ndarray]) -> int:
+        return next(answers, int(np.flatnonzero(observation["action_mask"])[0]))
+
+    env = BurakoGymEnv(opponents=once_illegal, learner_seat=0)
+    env.reset(seed=1)
+    with pytest.raises(ValueError, match=r"opponent in seat 1 answered an illegal action 3518; the episode ends"):
+        while True:  # the learner acts until the opponent is asked
+            env.step(int(np.flatnonzero(env.action_masks())[-1]))
+    assert not env.action_masks().any()  # nothing is the learner's to play
+    with pytest.raises(RuntimeError, match="call reset"):
+        env.step(0)
+    env.reset(seed=1)  # and reset starts a good episode
+    env.step(int(np.flatnonzero(env.action_masks())[-1]))
+
+    envs = BurakoGymVectorEnv(1, opponent=lambda observations, masks: np.full(len(masks), 3518))
+    with pytest.raises(ValueError, match=r"illegal opponent actions .*the games stopped mid-step: call reset"):
+        envs.reset(seed=1)
+        while True:
+            envs.step(np.flatnonzero(envs.action_masks()[0])[-1:])
+    with pytest.raises(RuntimeError, match="call reset"):
+        envs.step(np.zeros(1, dtype=np.int64))
