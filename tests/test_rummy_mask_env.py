@@ -237,6 +237,26 @@ def test_env_rejects_bad_arguments() -> None:
         burako_env.rummy_raw_env(num_players=5)
 
 
+def test_env_refuses_non_integer_actions_and_steps_outside_a_game() -> None:
+    """Actions were int()-ed: 9.7, "9" and True were played as 9, 9 and 1. Now, as in Burako's env, a
+    non-integer action is refused and changes nothing; step() before reset() or after the game is a
+    clear RuntimeError (was AttributeError / KeyError); numpy integers work, seeds included."""
+    env = burako_env.rummy_raw_env()
+    with pytest.raises(RuntimeError, match=r"call reset\(\)"):
+        env.step(0)
+    env.reset(seed=np.int64(0))
+    before = env.game.to_dict()
+    for bad in (9.7, "9", np.float64(9.5), True, None):
+        with pytest.raises(ValueError, match="action must be an integer"):
+            env.step(bad)  # type: ignore[arg-type]
+    assert env.game.to_dict() == before
+    while env.agents:
+        obs, _, term, trunc, _ = env.last()
+        env.step(None if term or trunc else np.int64(np.flatnonzero(obs["action_mask"])[0]))
+    with pytest.raises(RuntimeError, match="the game is over"):
+        env.step(0)
+
+
 def test_agents_play_rummy() -> None:
     """The registry's random agent and the Rummy heuristic play whole hands through the env, legally."""
     from agents.registry import make_agent

@@ -298,6 +298,8 @@ class RummyState:
     # ------------------------------------------------------------------ moves
     def step(self, action: int) -> None:
         """Apply one action; an illegal one raises and changes nothing."""
+        if not isinstance(action, (int, np.integer)) or isinstance(action, (bool, np.bool_)):
+            raise IllegalActionError(f"action must be an integer, got {type(action).__name__} {action!r}")
         action = int(action)
         if not 0 <= action < A.NUM_ACTIONS:
             raise IllegalActionError(f"action {action} is out of range 0..{A.NUM_ACTIONS - 1}")

@@ -27,6 +27,7 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
+from burako_env.env import check_seed
 from burako_env.outcomes import check_reward
 from burako_env.rules import RulesError
 from burako_env.rummy import actions as A
@@ -34,6 +35,7 @@ from burako_env.rummy.engine import Phase, RummyState
 from burako_env.rummy.observation import encode, observation_bounds
 from burako_env.rummy.render import render_image, render_text
 from burako_env.rummy.rules import RummyRules, load_rummy_rules
+from burako_env.safe_yaml import short_repr
 
 
 def rummy_env(**kwargs: Any) -> AECEnv:
@@ -102,7 +104,7 @@ class rummy_raw_env(AECEnv):
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         if seed is not None:
-            self.np_random, _ = seeding.np_random(seed)
+            self.np_random, _ = seeding.np_random(check_seed(seed))
         self.state_ = RummyState.new_game(self.np_random, self.rules, self.num_players)
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
@@ -122,14 +124,19 @@ class rummy_raw_env(AECEnv):
         return {"observation": encode(state, player), "action_mask": mask}
 
     def step(self, action: int) -> None:
+        state = self.game  # before reset(): a clear RuntimeError
         agent = self.agent_selection
-        if self.terminations[agent] or self.truncations[agent]:
+        terminated = self.terminations.get(agent)
+        if terminated is None:
+            raise RuntimeError(
+                f"step({short_repr(action)}): the game is over (every agent is done); call reset() to play again"
+            )
+        if terminated or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        state = self.game
+        state.step(action)  # a non-integer or illegal action raises and changes nothing
         self._cumulative_rewards[agent] = 0.0
         self.rewards = dict.fromkeys(self.agents, 0.0)
-        state.step(int(action))
         if state.phase != Phase.PLAY:
             self._finish_hand(state)
         if not all(self.terminations.values()):
