@@ -21,7 +21,7 @@ import torch
 
 from agents import checkpoint as ckpt
 from agents.base import SeatView
-from agents.network import PolicyNet, masked_logits
+from agents.network import GAME_ACTIONS, PolicyNet, masked_logits
 from burako_env.observation import layout_id
 from burako_env.rules import Rules, load_rules
 
@@ -73,10 +73,24 @@ class PolicyAgent:
     @torch.no_grad()
     def act(self, observation: Any, view: SeatView | None = None) -> int:
         mask_np = np.asarray(observation["action_mask"], dtype=bool)
+        shape = self.net.shape
+        if mask_np.shape != (GAME_ACTIONS[shape.game],):
+            raise ValueError(
+                f"{self.name}.act: the action mask has shape {mask_np.shape}; this {shape.game} network "
+                f"plays {GAME_ACTIONS[shape.game]} actions"
+            )
         legal = np.flatnonzero(mask_np)
+        if legal.size == 0:
+            raise ValueError(f"{self.name}.act: the action mask has no legal action")
         if legal.size == 1:
             return int(legal[0])
-        obs = torch.from_numpy(np.asarray(observation["observation"], dtype=np.float32)).unsqueeze(0)
+        obs_np = np.asarray(observation["observation"], dtype=np.float32)
+        if obs_np.shape != (shape.obs_size,):
+            raise ValueError(
+                f"{self.name}.act: the observation has shape {obs_np.shape}; this network reads "
+                f"({shape.obs_size},) ({shape.num_players} players, layout {shape.layout[:60]}...)"
+            )
+        obs = torch.from_numpy(obs_np).unsqueeze(0)
         logits, _ = self.net(obs)
         logits = masked_logits(logits[0], torch.from_numpy(mask_np))
         if self.greedy:

@@ -234,6 +234,23 @@ def test_policy_agent_plays_legal_moves_from_a_float16_checkpoint(tmp_path: Path
     assert result.num_actions > 20
 
 
+def test_policy_agent_refuses_a_mask_without_moves_or_an_observation_of_another_table(tmp_path: Path) -> None:
+    """An all-zero mask was answered with action 0, and a 4-player observation (4,998 floats) was
+    read by a 2-player network; both are clear errors now, as the random agent's empty mask is."""
+    agent = PolicyAgent(seed=0, checkpoint=str(_exported(tmp_path)))
+    agent.reset(0, load_rules("burako"), 2)
+    state = GameState.new_game(np.random.default_rng(0), "burako", 2)
+    good = {"observation": Observer(2, load_rules("burako")).encode(state, 0), "action_mask": state.legal_mask()}
+    assert good["action_mask"][agent.act(good)]
+    with pytest.raises(ValueError, match=r"policy\.act: the action mask has no legal action"):
+        agent.act({**good, "action_mask": np.zeros(3519, np.int8)})
+    with pytest.raises(ValueError, match=r"policy.act: the action mask has shape \(56,\)"):
+        agent.act({**good, "action_mask": np.ones(56, np.int8)})
+    four = GameState.new_game(np.random.default_rng(0), "burako", 4)
+    with pytest.raises(ValueError, match=r"policy.act: the observation has shape \(4998,\); this network reads"):
+        agent.act({"observation": Observer(4, load_rules("burako")).encode(four, 0), "action_mask": four.legal_mask()})
+
+
 def test_a_checkpoint_with_another_layout_is_rejected(tmp_path: Path) -> None:
     path = _exported(tmp_path, num_players=2)
     agent = PolicyAgent(seed=0, checkpoint=str(path))
