@@ -900,10 +900,35 @@ class GameState:
             state.match_scores = [int(x) for x in data["match_scores"]]
             state.hand_number = int(data["hand_number"])
             state.match_winner = int(data["match_winner"])
-        except (KeyError, TypeError, IndexError) as exc:
+        except (KeyError, TypeError, IndexError, OverflowError) as exc:
             raise ValueError(f"malformed game state data: {type(exc).__name__}: {exc}") from exc
+        problems = state._scalar_problems()
+        if problems:
+            raise ValueError("malformed game state data: " + "; ".join(problems))
         state.check_conservation()
         return state
+
+    def _scalar_problems(self) -> list[str]:
+        """The single numbers of a state read from data, each in its range (seats, sides, tile kinds)."""
+        n, sides = self.num_players, self.num_sides
+        ranges = {
+            "current": (self.current, 0, n - 1),
+            "mano": (self.mano, 0, n - 1),
+            "closer": (self.closer, -1, n - 1),
+            "match_winner": (self.match_winner, -1, sides - 1),
+            "privilege_tile": (self.privilege_tile, -1, NUM_KINDS - 1),
+            "pile_top_required": (self.pile_top_required, -1, NUM_KINDS - 1),
+            "turn": (self.turn, 0, self.rules.max_turns),
+            "hand_number": (self.hand_number, 0, None),
+        }
+        problems = [
+            f"{name} {value} is outside {low}..{'' if high is None else high}"
+            for name, (value, low, high) in ranges.items()
+            if value < low or (high is not None and value > high)
+        ]
+        if self.end_reason not in (None, CLOSED, STOCK_EXHAUSTED, VOID, TRUNCATED):
+            problems.append(f"end_reason {self.end_reason!r} is not one of closed, stock_exhausted, void, truncated")
+        return problems
 
     @classmethod
     def from_json(cls, text: str) -> GameState:

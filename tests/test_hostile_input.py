@@ -371,3 +371,22 @@ def test_compiled_kernels_refuse_out_buffers_and_seats_they_would_overrun() -> N
     assert (ints == -5).all()
     with pytest.raises(ValueError, match=r"masks must be an array of shape \(games, 3519\)"):
         sample_legal_actions(masks[0], np.random.default_rng(0))
+
+
+def test_a_game_state_read_from_data_has_its_numbers_in_range() -> None:
+    """GameState.from_dict promised a ValueError for malformed data but took current=9, mano=7,
+    end_reason='bogus', privilege_tile=99 (an IndexError later in legal_mask), and turn=inf was an
+    OverflowError."""
+    data = GameState.new_game(np.random.default_rng(0)).to_dict()
+    assert GameState.from_dict(data).to_dict() == data
+    for field, value, message in (
+        ("current", 9, "current 9 is outside 0..1"),
+        ("mano", 7, "mano 7 is outside 0..1"),
+        ("end_reason", "bogus", "end_reason 'bogus' is not one of"),
+        ("match_winner", 5, "match_winner 5 is outside -1..1"),
+        ("privilege_tile", 99, "privilege_tile 99 is outside -1..52"),
+        ("pile_top_required", 99, "pile_top_required 99 is outside -1..52"),
+        ("turn", float("inf"), "OverflowError"),
+    ):
+        with pytest.raises(ValueError, match=f"malformed game state data: .*{message}"):
+            GameState.from_dict({**data, field: value})
