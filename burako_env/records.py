@@ -82,6 +82,7 @@ from burako_env import actions as A
 from burako_env.engine import CLOSED, STOCK_EXHAUSTED, TRUNCATED, VOID, GameState, IllegalActionError
 from burako_env.outcomes import hand_winner
 from burako_env.rules import Rules, RulesError, load_rules
+from burako_env.safe_yaml import short_repr
 
 if TYPE_CHECKING:
     from burako_env.rummy.engine import RummyState
@@ -342,15 +343,19 @@ def validate_record(record: Any) -> None:
     winner = result["winner"]
     if winner is not None and not (_is_int(winner) and 0 <= winner < sides):
         raise RecordError(f"winner must be null or a side 0..{sides - 1}, got {winner!r}", field="result")
-    rewards = result["side_rewards"]
-    if (
-        not isinstance(rewards, list)
-        or len(rewards) != sides
-        or not all(isinstance(r, (int, float)) and not isinstance(r, bool) and math.isfinite(r) for r in rewards)
-    ):
-        raise RecordError(f"side_rewards must be a list of {sides} finite numbers, got {rewards!r}", field="result")
+    _check_rewards(result["side_rewards"], sides, "side_rewards")
     if "meta" in record and not isinstance(record["meta"], Mapping):
         raise RecordError(f"expected an object, got {_type_name(record['meta'])}", field="meta")
+
+
+def _check_rewards(rewards: Any, count: int, name: str) -> None:
+    """A result's rewards: a list of ``count`` finite numbers (not strings, not booleans)."""
+    if (
+        not isinstance(rewards, list)
+        or len(rewards) != count
+        or not all(isinstance(r, (int, float)) and not isinstance(r, bool) and math.isfinite(r) for r in rewards)
+    ):
+        raise RecordError(f"{name} must be a list of {count} finite numbers, got {short_repr(rewards)}", field="result")
 
 
 def _check_fields(record: Mapping[str, Any], required: Sequence[str]) -> None:
@@ -390,6 +395,18 @@ def _validate_rummy_record(record: Mapping[str, Any]) -> None:
     result = record["result"]
     if not isinstance(result, Mapping) or sorted(result) != ["closer", "rewards", "winners"]:
         raise RecordError("expected an object with keys 'closer', 'winners' and 'rewards'", field="result")
+    closer, winners = result["closer"], result["winners"]
+    if closer is not None and not (_is_int(closer) and 0 <= closer < n):
+        raise RecordError(f"closer must be null or a seat 0..{n - 1}, got {short_repr(closer)}", field="result")
+    if (
+        not isinstance(winners, list)
+        or not all(_is_int(w) and 0 <= w < n for w in winners)
+        or len(set(winners)) != len(winners)
+    ):
+        raise RecordError(
+            f"winners must be a list of distinct seats 0..{n - 1}, got {short_repr(winners)}", field="result"
+        )
+    _check_rewards(result["rewards"], n, "rewards")
     if "meta" in record and not isinstance(record["meta"], Mapping):
         raise RecordError(f"expected an object, got {_type_name(record['meta'])}", field="meta")
 

@@ -56,6 +56,24 @@ def test_e4_tampered_rummy_record_does_not_replay() -> None:
         replay(dict(record, game="chess"))
 
 
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"rewards": None}, "rewards must be a list of 3 finite numbers, got None"),
+        ({"rewards": ["x", "y", "z"]}, "rewards must be a list of 3 finite numbers"),
+        ({"rewards": ["-0.1", 0.0, 0.1]}, "rewards must be a list of 3 finite numbers"),
+        ({"closer": True}, "closer must be null or a seat 0..2, got True"),
+        ({"winners": [0, 0]}, "winners must be a list of distinct seats 0..2"),
+    ],
+)
+def test_a_rummy_records_result_is_checked_field_by_field(change: dict, message: str) -> None:
+    """result's contents were not checked: rewards=None was a bare TypeError (read_records lost the line
+    number), string rewards and closer=True were accepted."""
+    record = rummy_record()
+    with pytest.raises(RecordError, match=message):
+        replay(dict(record, result={**record["result"], **change}))
+
+
 def test_burako_records_with_and_without_the_game_field() -> None:
     """New Burako records say game="burako"; a record written before the field (none) is Burako."""
     record = play_game([RandomAgent(seed=1), RandomAgent(seed=2)], "burako", 2, deal_seed=5).record
