@@ -52,7 +52,7 @@ from gymnasium.vector.utils import batch_space
 
 from burako_env import actions as A
 from burako_env.engine import TRUNCATED, draw_first_mano, shuffle_tiles
-from burako_env.env import check_reward, rules_for_env
+from burako_env.env import check_reward, check_seed, rules_for_env
 from burako_env.fast import STATE_SIZE, FastGame, fast_tables, new_match
 from burako_env.observation import observation_bounds
 from burako_env.outcomes import hand_rewards
@@ -135,13 +135,17 @@ class BurakoGymVectorEnv(VectorEnv):
         n = self.num_envs
         if seed is None:
             seeds: list[Any] = list(np.random.SeedSequence().spawn(n + 1))
-        elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-            seeds = [int(seed) + i for i in range(n)] + [np.random.SeedSequence([int(seed), n])]
+        elif isinstance(seed, (int, np.integer, bool, np.bool_, float, str, bytes)):
+            first = check_seed(seed)  # a non-negative integer; 1.5, "ab" or True are refused by name
+            seeds = [first + i for i in range(n)] + [np.random.SeedSequence([first, n])]
         else:
-            seeds = list(seed)
+            try:
+                seeds = [check_seed(s) for s in seed]
+            except TypeError:
+                raise ValueError(f"reset: seed must be an integer, a sequence of {n} integers or None") from None
             if len(seeds) != n:
                 raise ValueError(f"reset: {len(seeds)} seeds for {n} games")
-            seeds.append(np.random.SeedSequence([int(s) for s in seeds]))
+            seeds.append(np.random.SeedSequence(seeds))
         self._rngs = [np.random.default_rng(s) for s in seeds[:n]]
         self._opponent_rng = np.random.default_rng(seeds[n])
         for i in range(n):

@@ -395,3 +395,16 @@ def test_an_opponent_that_fails_mid_step_ends_the_episode_instead_of_shifting_se
             envs.step(np.flatnonzero(envs.action_masks()[0])[-1:])
     with pytest.raises(RuntimeError, match="call reset"):
         envs.step(np.zeros(1, dtype=np.int64))
+
+
+@pytest.mark.parametrize("seed", [1.5, -1, "ab", [True, False], [1, 2, 3], object()])
+def test_vector_env_reset_refuses_seeds_that_are_not_non_negative_integers(seed: object) -> None:
+    """seed=1.5 said "'float' object is not iterable", [True, False] was taken as [1, 0]."""
+    from burako_env.gym_vector import BurakoGymVectorEnv
+
+    envs = BurakoGymVectorEnv(2)
+    with pytest.raises(ValueError, match=r"seed must be|seeds for 2 games"):
+        envs.reset(seed=seed)  # type: ignore[arg-type]
+    obs, _ = envs.reset(seed=np.int64(5))
+    again, _ = BurakoGymVectorEnv(2).reset(seed=5)
+    assert np.array_equal(obs["observation"], again["observation"])  # numpy integers are integers
