@@ -171,6 +171,22 @@ def rules_for_env(rules: Any, rule_overrides: Any, max_turns: Any, num_players: 
     return result
 
 
+def check_flag(value: Any, name: str) -> bool:
+    """An on/off option is a bool: "no" (truthy) or 0.0 are refused, not read as Python truth."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {type(value).__name__} {short_repr(value)}")
+    return bool(value)
+
+
+def check_count(value: Any, name: str) -> int | None:
+    """A positive whole number or None (numpy integers are integers; 1.7 and True are refused)."""
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer or None, got {short_repr(value)}")
+    return int(value)
+
+
 def check_seed(seed: Any) -> int:
     """A seed is a non-negative integer: 1.5 or "3" are refused, not rounded."""
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
@@ -276,18 +292,14 @@ class raw_env(AECEnv):
             )
         if engine not in ENGINES:
             raise ValueError(f"engine must be one of {ENGINES}, got {short_repr(engine)}")
-        if max_cycles is not None and (
-            isinstance(max_cycles, bool) or not isinstance(max_cycles, int) or max_cycles < 1
-        ):
-            raise ValueError(f"max_cycles must be a positive integer or None, got {short_repr(max_cycles)}")
         self.engine = engine
-        self.max_cycles = max_cycles
+        self.max_cycles = check_count(max_cycles, "max_cycles")
         self._decisions = 0
         self.num_players = int(num_players)
         self.render_mode = render_mode
         self.reward_mode = reward
         self.reward_scale = float(reward_scale)
-        self.match = bool(match)
+        self.match = check_flag(match, "match")
         self.possible_agents = [f"player_{i}" for i in range(self.num_players)]
         self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
         self.observer = Observer(self.num_players, self.rules)

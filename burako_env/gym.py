@@ -44,6 +44,7 @@ the compiled core.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
@@ -53,7 +54,7 @@ from gymnasium import spaces
 
 from burako_env import actions as A
 from burako_env.engine import TRUNCATED, GameState
-from burako_env.env import MaskedActionSpace, check_reward, rules_for_env
+from burako_env.env import MaskedActionSpace, check_flag, check_reward, rules_for_env
 from burako_env.fast import FastGame, fast_tables
 from burako_env.observation import observation_bounds
 from burako_env.outcomes import hand_rewards
@@ -143,9 +144,11 @@ class BurakoGymEnv(gymnasium.Env):
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         self.reward_mode = reward
         self.reward_scale = float(reward_scale)
-        self.match = bool(match)
+        self.match = check_flag(match, "match")
         self.illegal = illegal
         self.illegal_reward = float(illegal_reward)
+        if not math.isfinite(self.illegal_reward):
+            raise ValueError(f"illegal_reward must be a finite number, got {illegal_reward!r}")
         self.learner_seat_option = learner_seat
         self.render_mode = render_mode
         self.tables = fast_tables(self.rules, self.num_players)

@@ -62,7 +62,7 @@ import numpy as np
 from burako_env import fast as F
 from burako_env.actions import NUM_ACTIONS
 from burako_env.engine import GameState, draw_first_mano, shuffle_tiles
-from burako_env.env import check_reward, check_seed, rules_for_env
+from burako_env.env import check_count, check_reward, check_seed, rules_for_env
 from burako_env.rules import Rules
 from burako_env.safe_yaml import short_repr
 
@@ -259,7 +259,7 @@ class BurakoVectorEnv:
         self.num_actions = NUM_ACTIONS
         self.reward_mode = reward
         self.reward_scale = float(reward_scale)
-        if num_threads is not None:
+        if check_count(num_threads, "num_threads") is not None:
             numba.set_num_threads(int(num_threads))
         threads = numba.get_num_threads()
         #: None with ``num_threads`` given; else times the steps (module docstring)

@@ -390,3 +390,22 @@ def test_a_game_state_read_from_data_has_its_numbers_in_range() -> None:
     ):
         with pytest.raises(ValueError, match=f"malformed game state data: .*{message}"):
             GameState.from_dict({**data, field: value})
+
+
+def test_env_options_are_checked_not_coerced() -> None:
+    """match="no" was True (a non-empty string), num_threads=1.7 was 1, illegal_reward=nan was taken,
+    and max_cycles=np.int64(5) was refused as "not a positive integer"."""
+    from burako_env.gym import BurakoGymEnv
+
+    for make, options, message in (
+        (burako_env.raw_env, {"match": "no"}, "match must be True or False, got str 'no'"),
+        (burako_env.rummy_raw_env, {"match": 1}, "match must be True or False, got int 1"),
+        (BurakoGymEnv, {"match": 0.0}, "match must be True or False"),
+        (BurakoGymEnv, {"illegal_reward": float("nan")}, "illegal_reward must be a finite number"),
+        (BurakoVectorEnv, {"num_envs": 2, "num_threads": 1.7}, "num_threads must be a positive integer or None"),
+        (burako_env.raw_env, {"max_cycles": 0}, "max_cycles must be a positive integer or None"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            make(**options)
+    assert burako_env.raw_env(max_cycles=np.int64(5)).max_cycles == 5
+    assert burako_env.raw_env(match=np.bool_(True)).match is True

@@ -27,7 +27,7 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from burako_env.env import check_seed
+from burako_env.env import check_flag, check_seed
 from burako_env.outcomes import check_reward
 from burako_env.rules import RulesError
 from burako_env.rummy import actions as A
@@ -75,7 +75,7 @@ class rummy_raw_env(AECEnv):
         self.render_mode = render_mode
         self.reward_mode = reward
         self.reward_scale = float(reward_scale)
-        self.match = bool(match)
+        self.match = check_flag(match, "match")
         self.possible_agents = [f"player_{i}" for i in range(self.num_players)]
         self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
         low, high = observation_bounds()
