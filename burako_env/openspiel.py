@@ -115,6 +115,8 @@ class BurakoState(pyspiel.State):
     def _apply_action(self, action: int) -> None:
         if self.engine is None:
             game = self.get_game()
+            if not 0 <= int(action) < game.num_deals:  # a chance outcome outside the game's own deals
+                raise ValueError(f"chance outcome {action} is not a deal 0..{game.num_deals - 1}")
             self.engine = GameState.new_game(np.random.default_rng(int(action)), game.rules, game.players)
         else:
             self.engine.apply(int(action))

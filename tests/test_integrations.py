@@ -300,6 +300,9 @@ def test_openspiel_adapter_states_clone_resample_and_score() -> None:
     game = pyspiel.load_game("python_burako", {"players": 2, "num_deals": 50})
     state = game.new_initial_state()
     assert state.is_chance_node() and len(state.chance_outcomes()) == 50
+    with pytest.raises(ValueError, match=r"chance outcome 1000000000 is not a deal 0\.\.49"):
+        state.apply_action(10**9)  # a deal outside the game's chance outcomes
+    assert state.is_chance_node()
     state.apply_action(7)
     assert state.engine.to_dict() == GameState.new_game(np.random.default_rng(7), "burako", 2).to_dict()
     rng = np.random.default_rng(0)
