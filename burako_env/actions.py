@@ -23,6 +23,8 @@ the most melds a side can ever hold (106 // 3 = 35), so no cap hides a move.
 
 from __future__ import annotations
 
+import numpy as np
+
 from burako_env.melds import NUM_PATTERNS, PATTERNS, describe_meld
 from burako_env.tiles import NUM_KINDS, tile_name
 
@@ -66,8 +68,11 @@ def add_action(slot: int, kind: int) -> int:
 def decode(action: int) -> tuple[str, int, int]:
     """``(kind, a, b)``: discard (tile, -), meld (pattern, -), add (slot, tile),
     choose (option, -); draw/take/keep/reject have no arguments."""
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+        raise ValueError(f"an action is an integer id, got {type(action).__name__} {action!r}")
     if not 0 <= action < NUM_ACTIONS:
         raise ValueError(f"action {action} is out of range 0..{NUM_ACTIONS - 1}")
+    action = int(action)
     if action == DRAW_STOCK:
         return DRAW, -1, -1
     if action == TAKE_PILE:

@@ -409,3 +409,13 @@ def test_env_options_are_checked_not_coerced() -> None:
             make(**options)
     assert burako_env.raw_env(max_cycles=np.int64(5)).max_cycles == 5
     assert burako_env.raw_env(match=np.bool_(True)).match is True
+
+
+def test_describe_action_takes_integer_ids_only() -> None:
+    """describe_action(1.5) answered "place at the high end"; np.float32(7.9) was a TypeError."""
+    from burako_env.actions import describe_action
+
+    assert describe_action(np.int64(7)) == describe_action(7)
+    for bad in (1.5, np.float32(7.9), True, "7"):
+        with pytest.raises(ValueError, match="an action is an integer id"):
+            describe_action(bad)  # type: ignore[arg-type]
