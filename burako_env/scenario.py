@@ -56,7 +56,7 @@ from typing import Any
 import numpy as np
 
 from burako_env.actions import MAX_MELD_SLOTS
-from burako_env.engine import GameState, Phase
+from burako_env.engine import GameState, Phase, check_seat
 from burako_env.melds import Meld, describe_meld, is_valid_meld, make_run, make_set, meld_kinds
 from burako_env.rules import Rules, load_rules
 from burako_env.tiles import (
@@ -290,9 +290,9 @@ def build_state(
     check_keys("melds", melds, num_sides, "side")
     check_keys("muertos", muertos, num_sides, "side")
     check_keys("muerto_taken", taken, num_sides, "side")
-    for name, value in (("current", current), ("mano", mano)):
-        if not 0 <= value < num_players:
-            raise ValueError(f"{name}={value} is not a player (0..{num_players - 1})")
+    current, mano = check_seat(current, num_players, "current"), check_seat(mano, num_players, "mano")
+    if isinstance(turn, bool) or not isinstance(turn, (int, np.integer)) or turn < 0:
+        raise ValueError(f"turn must be a whole number >= 0, got {turn!r}")
     if leftover not in LEFTOVER_PLACES:
         raise ValueError(f"leftover={leftover!r}: expected one of {list(LEFTOVER_PLACES)}")
     phase = Phase(phase)

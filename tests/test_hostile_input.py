@@ -419,3 +419,16 @@ def test_describe_action_takes_integer_ids_only() -> None:
     for bad in (1.5, np.float32(7.9), True, "7"):
         with pytest.raises(ValueError, match="an action is an integer id"):
             describe_action(bad)  # type: ignore[arg-type]
+
+
+def test_build_state_takes_seats_and_a_turn_count_not_fractions() -> None:
+    """build_state accepted mano=0.5 and turn=-5 (only the range of current and mano was checked)."""
+    from burako_env.scenario import build_state
+
+    for options, message in (
+        ({"mano": 0.5}, r"mano must be a seat 0\.\.1, got 0\.5"),
+        ({"current": 2}, r"current must be a seat 0\.\.1, got 2"),
+        ({"turn": -5}, "turn must be a whole number >= 0, got -5"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            build_state(hands={0: [], 1: []}, **options)
