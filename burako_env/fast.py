@@ -1429,19 +1429,23 @@ class FastGame:
         """int8 mask over the action space, cached until the next action
         (which leaves this array as it is); a read-only view: a caller's write
         would make :meth:`apply` accept an illegal action."""
+        view = self._legal().view()
+        view.flags.writeable = False
+        return view
+
+    def _legal(self) -> np.ndarray:
+        """The cached mask itself, for this class's own reads (no view per call on the step path)."""
         if not self._mask_ok:
             if self.buf is None:
                 self.buf = np.zeros((SCRATCH_DEPTH, SCRATCH_WIDTH), dtype=np.int32)
             legal_mask(self.st, self.args, self.buf, self.mask)
             self._mask_ok = True
-        view = self.mask.view()
-        view.flags.writeable = False
-        return view
+        return self.mask
 
     def apply(self, action: int) -> None:
         """Apply one action; an illegal or out-of-range one raises
         IllegalActionError and changes nothing."""
-        if type(action) is int and 0 <= action < NUM_ACTIONS and self.legal_mask()[action]:
+        if type(action) is int and 0 <= action < NUM_ACTIONS and self._legal()[action]:
             apply_unchecked(self.st, action, self.args)
             self._mask_ok = False
             self.mask = np.empty(NUM_ACTIONS, dtype=np.int8)  # a mask handed out stays that state's
@@ -1451,7 +1455,7 @@ class FastGame:
         action = int(action)
         if not 0 <= action < NUM_ACTIONS:
             raise IllegalActionError(f"action {action} is out of range 0..{NUM_ACTIONS - 1}")
-        if not self.legal_mask()[action]:
+        if not self._legal()[action]:
             raise IllegalActionError(
                 f"action {action} ({A.describe_action(action, self.tables.rules.cards)}) is not legal for "
                 f"player {self.current} in phase {Phase(self.phase).name}"
