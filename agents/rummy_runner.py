@@ -27,6 +27,7 @@ from burako_env.records import build_rummy_record
 from burako_env.rummy.engine import Phase, RummyState
 from burako_env.rummy.observation import encode
 from burako_env.rummy.rules import RummyRules
+from burako_env.safe_yaml import is_integer
 
 
 @dataclass
@@ -111,10 +112,7 @@ def play_rummy_hand(
             if move_time_limit is not None and took > move_time_limit:
                 what = f"took {took:.2f} s to answer (the limit is {move_time_limit:g} s)"
                 raise fault("timeout", seat, what, action)
-            if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
-                legal = False
-            else:
-                legal = 0 <= action < len(mask) and bool(mask[int(action)])
+            legal = is_integer(action) and 0 <= action < len(mask) and bool(mask[int(action)])
             if not legal:
                 raise fault("illegal", seat, f"answered the illegal action {action!r}", action)
             state.step(int(action))

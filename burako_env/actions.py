@@ -23,9 +23,8 @@ the most melds a side can ever hold (106 // 3 = 35), so no cap hides a move.
 
 from __future__ import annotations
 
-import numpy as np
-
 from burako_env.melds import NUM_PATTERNS, PATTERNS, describe_meld
+from burako_env.safe_yaml import is_integer
 from burako_env.tiles import NUM_KINDS, tile_name
 
 DRAW_STOCK = 0
@@ -68,7 +67,7 @@ def add_action(slot: int, kind: int) -> int:
 def decode(action: int) -> tuple[str, int, int]:
     """``(kind, a, b)``: discard (tile, -), meld (pattern, -), add (slot, tile),
     choose (option, -); draw/take/keep/reject have no arguments."""
-    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+    if not is_integer(action):
         raise ValueError(f"an action is an integer id, got {type(action).__name__} {action!r}")
     if not 0 <= action < NUM_ACTIONS:
         raise ValueError(f"action {action} is out of range 0..{NUM_ACTIONS - 1}")

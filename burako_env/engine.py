@@ -57,6 +57,7 @@ from burako_env.melds import (
 )
 from burako_env.outcomes import zero_sum_rewards
 from burako_env.rules import Rules, load_rules
+from burako_env.safe_yaml import is_integer
 from burako_env.tiles import IS_WILD, KIND_COLOUR_LIST, NUM_KINDS, tile_name
 
 #: the patterns holding each tile kind (V3's new melds), in action order
@@ -134,7 +135,7 @@ def draw_first_mano(rng: np.random.Generator, num_players: int) -> int:
 
 def check_seat(seat: object, num_players: int, what: str) -> int:
     """``seat`` as an int, if it names a seat of the table (a ``ValueError`` naming ``what`` otherwise)."""
-    if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < num_players:
+    if not is_integer(seat) or not 0 <= seat < num_players:
         raise ValueError(f"{what} must be a seat 0..{num_players - 1}, got {seat!r}")
     return int(seat)
 
@@ -518,7 +519,7 @@ class GameState:
     def apply(self, action: int) -> None:
         """Apply one action. An illegal or out-of-range action raises
         :class:`IllegalActionError` and changes nothing."""
-        if not isinstance(action, (int, np.integer)) or isinstance(action, bool):
+        if not is_integer(action):
             raise IllegalActionError(f"action must be an integer, got {type(action).__name__} {action!r}")
         action = int(action)
         if not 0 <= action < A.NUM_ACTIONS:

@@ -51,7 +51,7 @@ from burako_env.observation import Observer, observation_bounds
 from burako_env.outcomes import check_reward, hand_rewards
 from burako_env.render import render_table
 from burako_env.rules import Rules, RulesError, load_rules
-from burako_env.safe_yaml import short_repr
+from burako_env.safe_yaml import is_integer, short_repr
 
 ENGINES = ("fast", "python")
 
@@ -182,14 +182,14 @@ def check_count(value: Any, name: str) -> int | None:
     """A positive whole number or None (numpy integers are integers; 1.7 and True are refused)."""
     if value is None:
         return None
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 1:
+    if not is_integer(value) or value < 1:
         raise ValueError(f"{name} must be a positive integer or None, got {short_repr(value)}")
     return int(value)
 
 
 def check_seed(seed: Any) -> int:
     """A seed is a non-negative integer: 1.5 or "3" are refused, not rounded."""
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+    if not is_integer(seed) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer or None, got {type(seed).__name__} {short_repr(seed)}")
     return int(seed)
 

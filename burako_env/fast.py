@@ -100,6 +100,7 @@ from burako_env.melds import (
 from burako_env.observation import RULE_FEATURES, observation_layout, observation_size, rule_features
 from burako_env.outcomes import zero_sum_rewards
 from burako_env.rules import Rules, load_rules
+from burako_env.safe_yaml import is_integer
 from burako_env.tiles import IS_WILD, KIND_COLOUR, NUM_KINDS
 
 # ----------------------------------------------------------------------------- layout
@@ -1450,7 +1451,7 @@ class FastGame:
             self._mask_ok = False
             self.mask = np.empty(NUM_ACTIONS, dtype=np.int8)  # a mask handed out stays that state's
             return
-        if not isinstance(action, (int, np.integer)) or isinstance(action, bool):
+        if not is_integer(action):
             raise IllegalActionError(f"action must be an integer, got {type(action).__name__} {action!r}")
         action = int(action)
         if not 0 <= action < NUM_ACTIONS:

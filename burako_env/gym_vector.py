@@ -57,6 +57,7 @@ from burako_env.fast import STATE_SIZE, FastGame, fast_tables, new_match
 from burako_env.observation import observation_bounds
 from burako_env.outcomes import hand_rewards
 from burako_env.rules import Rules
+from burako_env.safe_yaml import is_integer
 from burako_env.vector import action_batch
 
 BatchedPolicy = Callable[[np.ndarray, np.ndarray], Any]
@@ -79,7 +80,7 @@ class BurakoGymVectorEnv(VectorEnv):
         reward_scale: float = 1000.0,
         max_turns: int | None = None,
     ) -> None:
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+        if not is_integer(num_envs) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
         check_reward(reward, reward_scale)
         if opponent != "random" and not callable(opponent):

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from burako_env.safe_yaml import YamlInputError, load_yaml, not_a_file, read_text_file, short_repr
+from burako_env.safe_yaml import YamlInputError, is_integer, load_yaml, not_a_file, read_text_file, short_repr
 from burako_env.tiles import JOKER, KIND_NUMBER_LIST, NUM_KINDS
 
 
@@ -126,7 +126,7 @@ class Rules:
         return total - num_players * self.hand_size[num_players] - self.num_sides(num_players) * self.muerto_size
 
     def check_players(self, num_players: int) -> None:
-        if isinstance(num_players, (bool, np.bool_)) or not isinstance(num_players, (int, np.integer)):
+        if not is_integer(num_players):
             raise RulesError(
                 f"num_players must be an integer (2 or 4), got {type(num_players).__name__} {short_repr(num_players)}"
             )
@@ -168,7 +168,7 @@ def _fail(field_name: str, reason: str) -> None:
 
 
 def _check_int(name: str, value: Any, low: int, high: int | None = None) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+    if not is_integer(value):
         _fail(name, f"expected an integer, got {type(value).__name__} {short_repr(value)}")
     if value < low or (high is not None and value > high):
         bound = f">= {low}" if high is None else f"between {low} and {high:,}"

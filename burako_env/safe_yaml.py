@@ -21,6 +21,7 @@ from __future__ import annotations
 import reprlib
 from typing import Any
 
+import numpy as np
 import yaml
 
 #: a rules file or config is a few kB; this leaves a hundred times that
@@ -92,6 +93,11 @@ def load_yaml(text: str, where: str) -> Any:
         raise YamlInputError(f"{where}: the YAML is nested too deeply") from exc
     finally:
         loader.dispose()
+
+
+def is_integer(value: Any) -> bool:
+    """A whole number as the APIs take it: a Python or numpy integer, not a bool (1.0, "1" and True are not)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
 def not_a_file(path: Any) -> str | None:

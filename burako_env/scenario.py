@@ -59,6 +59,7 @@ from burako_env.actions import MAX_MELD_SLOTS
 from burako_env.engine import GameState, Phase, check_seat
 from burako_env.melds import Meld, describe_meld, is_valid_meld, make_run, make_set, meld_kinds
 from burako_env.rules import Rules, load_rules
+from burako_env.safe_yaml import is_integer
 from burako_env.tiles import (
     COLOUR_NAMES,
     IS_WILD,
@@ -281,7 +282,7 @@ def build_state(
 
     def check_keys(name: str, mapping: Mapping[int, Any], limit: int, what: str) -> None:
         for key in mapping:
-            if isinstance(key, bool) or not isinstance(key, (int, np.integer)) or not 0 <= key < limit:
+            if not is_integer(key) or not 0 <= key < limit:
                 raise ValueError(f"{name}: key {key!r} is not a {what} (0..{limit - 1})")
 
     check_keys("hands", hands, num_players, "player")
@@ -291,7 +292,7 @@ def build_state(
     check_keys("muertos", muertos, num_sides, "side")
     check_keys("muerto_taken", taken, num_sides, "side")
     current, mano = check_seat(current, num_players, "current"), check_seat(mano, num_players, "mano")
-    if isinstance(turn, bool) or not isinstance(turn, (int, np.integer)) or turn < 0:
+    if not is_integer(turn) or turn < 0:
         raise ValueError(f"turn must be a whole number >= 0, got {turn!r}")
     if leftover not in LEFTOVER_PLACES:
         raise ValueError(f"leftover={leftover!r}: expected one of {list(LEFTOVER_PLACES)}")

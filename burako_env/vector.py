@@ -64,7 +64,7 @@ from burako_env.actions import NUM_ACTIONS
 from burako_env.engine import GameState, draw_first_mano, shuffle_tiles
 from burako_env.env import check_count, check_reward, check_seed, rules_for_env
 from burako_env.rules import Rules
-from burako_env.safe_yaml import short_repr
+from burako_env.safe_yaml import is_integer, short_repr
 
 #: the threading layer the batched API asks for unless the user chose one
 #: (module docstring): workqueue's idle threads sleep, omp's spin at barriers
@@ -247,7 +247,7 @@ class BurakoVectorEnv:
         max_turns: int | None = None,
         num_threads: int | None = None,
     ) -> None:
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+        if not is_integer(num_envs) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {short_repr(num_envs)}")
         self.rules = rules_for_env(rules, rule_overrides, max_turns, num_players)
         check_reward(reward, reward_scale)

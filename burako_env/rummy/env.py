@@ -35,7 +35,7 @@ from burako_env.rummy.engine import Phase, RummyState
 from burako_env.rummy.observation import encode, observation_bounds
 from burako_env.rummy.render import render_image, render_text
 from burako_env.rummy.rules import RummyRules, load_rummy_rules
-from burako_env.safe_yaml import short_repr
+from burako_env.safe_yaml import is_integer, short_repr
 
 
 def rummy_env(**kwargs: Any) -> AECEnv:
@@ -65,7 +65,7 @@ class rummy_raw_env(AECEnv):
     ) -> None:
         super().__init__()
         self.rules = load_rummy_rules(rules, rule_overrides)
-        if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)):
+        if not is_integer(num_players):
             raise RulesError(f"num_players must be an integer, got {num_players!r}")
         self.rules.check_players(int(num_players))
         check_reward(reward, reward_scale)
