@@ -317,6 +317,41 @@ def test_an_interrupted_atomic_write_keeps_the_previous_file(tmp_path: Path, mon
     assert target.read_bytes() == b"new\r\nline\n"
 
 
+def test_an_atomic_write_has_its_own_temporary_name_and_reaches_the_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two writers of one target must not share a temporary file (the name was fixed, NAME.tmp:
+    one writer's rename could publish the other's half-written text), and the text and the
+    rename are flushed to disk, so a power cut cannot leave an empty file after the rename.
+    A new file gets the mode open() would give it, not a private 0600."""
+    import os
+    import stat
+
+    from training import files
+
+    target = tmp_path / "summary.json"
+    other_writers_tmp = tmp_path / "summary.json.tmp"
+    other_writers_tmp.write_text("another writer, half way", encoding="utf-8")
+    synced: list[str] = []
+    real_fsync = os.fsync
+
+    def recording_fsync(fd: int) -> None:
+        synced.append("folder" if stat.S_ISDIR(os.fstat(fd).st_mode) else "file")
+        real_fsync(fd)
+
+    monkeypatch.setattr(files.os, "fsync", recording_fsync)
+    umask = os.umask(0o022)
+    try:
+        files.write_text_atomic(target, "mine\n")
+    finally:
+        os.umask(umask)
+    assert target.read_text(encoding="utf-8") == "mine\n"
+    assert other_writers_tmp.read_text(encoding="utf-8") == "another writer, half way"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["summary.json", "summary.json.tmp"]
+    assert synced == ["file", "folder"]
+    assert stat.S_IMODE(target.stat().st_mode) == 0o644
+
+
 def test_an_atomic_write_keeps_the_targets_mode_its_link_and_writes_devices_directly(tmp_path: Path) -> None:
     """The rename must not turn a private file public, a link into a copy, or /dev/stdout into a file."""
     import os
