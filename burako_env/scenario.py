@@ -109,11 +109,17 @@ def tiles(spec: TileSpec) -> list[int]:
     A sequence of ints is checked and returned as a list."""
     if isinstance(spec, str):
         return [tile(token) for token in re.split(r"[\s,]+", spec.strip()) if token]
-    kinds = [int(k) for k in spec]
-    for k in kinds:
-        if not 0 <= k < NUM_KINDS:
-            raise ValueError(f"bad tile kind {k}: expected 0..{NUM_KINDS - 1}")
-    return kinds
+    return [tile_kind(k) for k in spec]
+
+
+def tile_kind(value: str | int, what: str = "tile kind") -> int:
+    """One tile given as text (``"R5"``) or as a kind (an integer 0..52), checked: a float,
+    a bool or a kind out of range is refused by ``what``, not truncated or wrapped."""
+    if isinstance(value, str):
+        return tile(value)
+    if not is_integer(value) or not 0 <= int(value) < NUM_KINDS:
+        raise ValueError(f"bad {what} {value!r}: expected a tile like 'R5' or a kind 0..{NUM_KINDS - 1}")
+    return int(value)
 
 
 def counts(spec: TileSpec) -> np.ndarray:
@@ -394,7 +400,7 @@ def build_state(
             raise ValueError(f"phase PRIVILEGE is the mano's first draw (B17): current={current} but mano={mano}")
         if privilege_tile is None:
             raise ValueError("phase PRIVILEGE needs privilege_tile, the tile the mano just drew (in his hand)")
-        kind = tile(privilege_tile) if isinstance(privilege_tile, str) else int(privilege_tile)
+        kind = tile_kind(privilege_tile, "privilege_tile")
         if state.hands[current, kind] <= 0:
             raise ValueError(f"privilege_tile {tile_text(kind)} is not in the hand of player {current}")
         if not state.stock:
@@ -408,7 +414,7 @@ def build_state(
         raise ValueError(f"phase PLAY with an empty hand for player {current} cannot happen (B20-B23)")
     state.pile_top_required = -1
     if pile_top_required is not None:
-        kind = tile(pile_top_required) if isinstance(pile_top_required, str) else int(pile_top_required)
+        kind = tile_kind(pile_top_required, "pile_top_required")
         if state.hands[current, kind] <= 0:
             raise ValueError(f"pile_top_required {tile_text(kind)} is not in the hand of player {current}")
         state.pile_top_required = kind

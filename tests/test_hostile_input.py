@@ -432,3 +432,23 @@ def test_build_state_takes_seats_and_a_turn_count_not_fractions() -> None:
     ):
         with pytest.raises(ValueError, match=message):
             build_state(hands={0: [], 1: []}, **options)
+
+
+def test_build_state_names_a_bad_tile_value_instead_of_truncating_it() -> None:
+    """privilege_tile=1.5 was int()-ed to kind 1 and reported as "K2 is not in the hand";
+    pile_top_required=-1 was reported as a tile "Y0" not in the hand; a hand of
+    [1.5] held a K2. Each is refused by name now; text tiles and numpy kinds still work."""
+    from burako_env.engine import Phase
+    from burako_env.scenario import build_state, tile_kind, tiles
+
+    assert tiles([np.int64(3), 52, "R5"]) == [3, 52, tile_kind("R5")]
+    for options, message in (
+        ({"phase": Phase.PRIVILEGE, "privilege_tile": 1.5}, r"bad privilege_tile 1\.5"),
+        ({"phase": Phase.PRIVILEGE, "privilege_tile": True}, "bad privilege_tile True"),
+        ({"pile_top_required": -1}, "bad pile_top_required -1"),
+        ({"pile_top_required": 53}, "bad pile_top_required 53"),
+        ({"hands": {0: [1.5], 1: "R5"}}, r"bad tile kind 1\.5"),
+    ):
+        arguments = {"hands": {0: "K2 R5", 1: "R6"}, "stock": "B1 B2", **options}
+        with pytest.raises(ValueError, match=message):
+            build_state(**arguments)  # type: ignore[arg-type]
