@@ -230,6 +230,10 @@ def action_batch(actions: np.ndarray | Sequence[int], num_envs: int) -> np.ndarr
     acts = np.asarray(actions)
     if acts.shape != (num_envs,) or not np.issubdtype(acts.dtype, np.integer):
         raise ValueError(f"actions must be an integer array of shape ({num_envs},), got {acts.dtype} {acts.shape}")
+    if acts.dtype.kind == "u" and acts.size and acts.max() > np.iinfo(np.int64).max:  # would wrap negative
+        game = int(np.argmax(acts > np.iinfo(np.int64).max))
+        too_big = f"game {game}: action {int(acts[game])}, beyond any action id"
+        raise ValueError(f"illegal actions ({too_big}); no game moved")
     return acts.astype(np.int64, copy=False)
 
 

@@ -452,3 +452,22 @@ def test_build_state_names_a_bad_tile_value_instead_of_truncating_it() -> None:
         arguments = {"hands": {0: "K2 R5", 1: "R6"}, "stock": "B1 B2", **options}
         with pytest.raises(ValueError, match=message):
             build_state(**arguments)  # type: ignore[arg-type]
+
+
+def test_a_huge_unsigned_action_is_named_as_given_not_wrapped_negative() -> None:
+    """A uint64 action of 2**63 became -9223372036854775808 in the batched APIs' message
+    (the cast to int64 wrapped it); both batched envs name it as given, and nothing moves."""
+    from burako_env.gym_vector import BurakoGymVectorEnv
+    from burako_env.vector import BurakoVectorEnv
+
+    core = BurakoVectorEnv(2, num_threads=1)
+    core.reset(seed=3)
+    gym_env = BurakoGymVectorEnv(2)
+    gym_env.reset(seed=3)
+    for env in (core, gym_env):
+        before = env.obs.copy() if env is core else gym_env._observations()["observation"].copy()
+        acts = np.array([0, 2**63], dtype=np.uint64)
+        with pytest.raises(ValueError, match=r"game 1: action 9223372036854775808\b.*no game moved"):
+            env.step(acts)
+        after = env.obs if env is core else gym_env._observations()["observation"]
+        assert np.array_equal(before, after)
