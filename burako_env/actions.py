@@ -64,14 +64,24 @@ def add_action(slot: int, kind: int) -> int:
     return ADD_BASE + slot * NUM_KINDS + kind
 
 
+class IllegalActionError(ValueError):
+    """An action that is out of range or not legal now; the state is unchanged."""
+
+
+def action_id(action: object) -> int:
+    """``action`` as a Python int if it is an action id (a whole number in range; not a bool,
+    a float or a string), else :class:`IllegalActionError` saying which it is not."""
+    if not is_integer(action):
+        raise IllegalActionError(f"action must be an integer, got {type(action).__name__} {action!r}")
+    if not 0 <= action < NUM_ACTIONS:  # type: ignore[operator]
+        raise IllegalActionError(f"action {action} is out of range 0..{NUM_ACTIONS - 1}")
+    return int(action)  # type: ignore[call-overload]
+
+
 def decode(action: int) -> tuple[str, int, int]:
     """``(kind, a, b)``: discard (tile, -), meld (pattern, -), add (slot, tile),
     choose (option, -); draw/take/keep/reject have no arguments."""
-    if not is_integer(action):
-        raise ValueError(f"an action is an integer id, got {type(action).__name__} {action!r}")
-    if not 0 <= action < NUM_ACTIONS:
-        raise ValueError(f"action {action} is out of range 0..{NUM_ACTIONS - 1}")
-    action = int(action)
+    action = action_id(action)
     if action == DRAW_STOCK:
         return DRAW, -1, -1
     if action == TAKE_PILE:

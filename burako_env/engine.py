@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from burako_env import actions as A
+from burako_env.actions import IllegalActionError
 from burako_env.melds import (
     MELD_FEATURE_SIZE,
     PATTERN_COUNTS,
@@ -64,10 +65,6 @@ from burako_env.tiles import IS_WILD, KIND_COLOUR_LIST, NUM_KINDS, tile_name
 PATTERNS_WITH_KIND: tuple[tuple[int, ...], ...] = tuple(
     tuple(int(i) for i in np.flatnonzero(PATTERN_COUNTS[:, k] > 0)) for k in range(NUM_KINDS)
 )
-
-
-class IllegalActionError(ValueError):
-    """An action that is out of range or not legal now; the state is unchanged."""
 
 
 class Phase(IntEnum):
@@ -519,11 +516,7 @@ class GameState:
     def apply(self, action: int) -> None:
         """Apply one action. An illegal or out-of-range action raises
         :class:`IllegalActionError` and changes nothing."""
-        if not is_integer(action):
-            raise IllegalActionError(f"action must be an integer, got {type(action).__name__} {action!r}")
-        action = int(action)
-        if not 0 <= action < A.NUM_ACTIONS:
-            raise IllegalActionError(f"action {action} is out of range 0..{A.NUM_ACTIONS - 1}")
+        action = A.action_id(action)
         if not self.legal_mask()[action]:
             raise IllegalActionError(
                 f"action {action} ({A.describe_action(action, self.rules.cards)}) is not legal for "

@@ -134,7 +134,19 @@ def _fast(wrapper_cls: type, qualname: str) -> type:
     return type(wrapper_cls.__name__, (wrapper_cls,), namespace)
 
 
-_TerminateIllegal = _fast(wrappers.TerminateIllegalWrapper, "_TerminateIllegal")
+class _TerminateIllegal(_fast(wrappers.TerminateIllegalWrapper, "_TerminateIllegal")):  # type: ignore[misc]
+    def step(self, action: int | None) -> None:
+        """Check that the action is an id first: PettingZoo's wrapper indexes the mask with
+        it, and ``True`` (which ``Discrete.contains`` takes) picked a row and ended in
+        numpy's "truth value of an array is ambiguous". Refused with the raw env's message."""
+        if action is not None:
+            try:
+                A.action_id(action)
+            except IllegalActionError as exc:
+                raise ValueError(f"{self.agent_selection}: {exc}") from exc
+        super().step(action)
+
+
 _AssertOutOfBounds = _fast(wrappers.AssertOutOfBoundsWrapper, "_AssertOutOfBounds")
 _OrderEnforcing = _fast(wrappers.OrderEnforcingWrapper, "_OrderEnforcing")
 

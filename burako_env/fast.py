@@ -100,7 +100,6 @@ from burako_env.melds import (
 from burako_env.observation import RULE_FEATURES, observation_layout, observation_size, rule_features
 from burako_env.outcomes import zero_sum_rewards
 from burako_env.rules import Rules, load_rules
-from burako_env.safe_yaml import is_integer
 from burako_env.tiles import IS_WILD, KIND_COLOUR, NUM_KINDS
 
 # ----------------------------------------------------------------------------- layout
@@ -1451,11 +1450,7 @@ class FastGame:
             self._mask_ok = False
             self.mask = np.empty(NUM_ACTIONS, dtype=np.int8)  # a mask handed out stays that state's
             return
-        if not is_integer(action):
-            raise IllegalActionError(f"action must be an integer, got {type(action).__name__} {action!r}")
-        action = int(action)
-        if not 0 <= action < NUM_ACTIONS:
-            raise IllegalActionError(f"action {action} is out of range 0..{NUM_ACTIONS - 1}")
+        action = A.action_id(action)
         if not self._legal()[action]:
             raise IllegalActionError(
                 f"action {action} ({A.describe_action(action, self.tables.rules.cards)}) is not legal for "

@@ -417,7 +417,7 @@ def test_describe_action_takes_integer_ids_only() -> None:
 
     assert describe_action(np.int64(7)) == describe_action(7)
     for bad in (1.5, np.float32(7.9), True, "7"):
-        with pytest.raises(ValueError, match="an action is an integer id"):
+        with pytest.raises(ValueError, match="action must be an integer, got"):
             describe_action(bad)  # type: ignore[arg-type]
 
 
@@ -471,3 +471,21 @@ def test_a_huge_unsigned_action_is_named_as_given_not_wrapped_negative() -> None
             env.step(acts)
         after = env.obs if env is core else gym_env._observations()["observation"]
         assert np.array_equal(before, after)
+
+
+def test_the_wrapped_env_refuses_a_bool_action_like_the_raw_env() -> None:
+    """env().step(True) ended in numpy's "truth value of an array is ambiguous" (PettingZoo's
+    TerminateIllegalWrapper indexed the mask with True); now the raw env's message, and the
+    game neither moved nor ended, so a legal move still plays."""
+    from burako_env.env import env
+
+    game = env()
+    game.reset(seed=5)
+    observation, *_ = game.last()
+    before = observation["observation"].copy()
+    with pytest.raises(ValueError, match=rf"{game.agent_selection}: action must be an integer, got bool True"):
+        game.step(True)  # type: ignore[arg-type]
+    observation, reward, terminated, truncated, _ = game.last()
+    assert np.array_equal(observation["observation"], before) and reward == 0 and not terminated and not truncated
+    game.step(int(np.flatnonzero(observation["action_mask"])[0]))
+    assert game.agent_selection in game.agents
