@@ -24,7 +24,7 @@ the most melds a side can ever hold (106 // 3 = 35), so no cap hides a move.
 from __future__ import annotations
 
 from burako_env.melds import NUM_PATTERNS, PATTERNS, describe_meld
-from burako_env.safe_yaml import is_integer
+from burako_env.safe_yaml import action_id_problem
 from burako_env.tiles import NUM_KINDS, tile_name
 
 DRAW_STOCK = 0
@@ -71,10 +71,9 @@ class IllegalActionError(ValueError):
 def action_id(action: object) -> int:
     """``action`` as a Python int if it is an action id (a whole number in range; not a bool,
     a float or a string), else :class:`IllegalActionError` saying which it is not."""
-    if not is_integer(action):
-        raise IllegalActionError(f"action must be an integer, got {type(action).__name__} {action!r}")
-    if not 0 <= action < NUM_ACTIONS:  # type: ignore[operator]
-        raise IllegalActionError(f"action {action} is out of range 0..{NUM_ACTIONS - 1}")
+    problem = action_id_problem(action, NUM_ACTIONS)
+    if problem is not None:
+        raise IllegalActionError(problem)
     return int(action)  # type: ignore[call-overload]
 
 

@@ -100,6 +100,16 @@ def is_integer(value: Any) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
+def action_id_problem(action: Any, num_actions: int) -> str | None:
+    """Why ``action`` is not an action id of a ``Discrete(num_actions)`` space (not an integer,
+    out of range), or None; each game's engine raises its own error with this text."""
+    if not is_integer(action):
+        return f"action must be an integer, got {type(action).__name__} {action!r}"
+    if not 0 <= action < num_actions:
+        return f"action {action} is out of range 0..{num_actions - 1}"
+    return None
+
+
 def not_a_file(path: Any) -> str | None:
     """Why ``path`` cannot be read as a file ("does not exist", "is a folder, not a file"), or None."""
     from pathlib import Path

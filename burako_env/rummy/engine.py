@@ -41,7 +41,7 @@ import numpy as np
 from burako_env.rummy import actions as A
 from burako_env.rummy.partition import addable_kinds, best_value, bounded_paths, fits, mask_query, turn_graph
 from burako_env.rummy.rules import RummyRules, load_rummy_rules
-from burako_env.safe_yaml import is_integer
+from burako_env.safe_yaml import action_id_problem
 from burako_env.tiles import JOKER, KIND_NUMBER_LIST, NUM_KINDS
 
 NO_TILE = -1
@@ -299,11 +299,10 @@ class RummyState:
     # ------------------------------------------------------------------ moves
     def step(self, action: int) -> None:
         """Apply one action; an illegal one raises and changes nothing."""
-        if not is_integer(action):
-            raise IllegalActionError(f"action must be an integer, got {type(action).__name__} {action!r}")
+        problem = action_id_problem(action, A.NUM_ACTIONS)
+        if problem is not None:
+            raise IllegalActionError(problem)
         action = int(action)
-        if not 0 <= action < A.NUM_ACTIONS:
-            raise IllegalActionError(f"action {action} is out of range 0..{A.NUM_ACTIONS - 1}")
         if self.phase != Phase.PLAY:
             raise IllegalActionError(f"no action is legal in phase {self.phase.name}")
         if not self.legal_mask()[action]:
