@@ -347,6 +347,55 @@ def test_league_baseline_fraction_keeps_the_baselines_share() -> None:
         League(["planner"], self_play_fraction=0.5, baseline_fraction=0.6)
 
 
+# ---------------------------------------------------------------------- a search in the league
+def test_league_baselines_play_with_their_league_baseline_options(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search in the league (issue 15) plays with ``league_baseline_options``: each seat's agent is built
+    with them, and it searches (its simulations per decision are the option's, not the default 64)."""
+    from training import rollout
+
+    built: list[tuple[str, dict[str, object]]] = []
+    agents: list[object] = []
+    real = rollout.make_agent
+
+    def spy(name: str, seed: int | None = None, **options: object) -> object:
+        built.append((name, options))
+        agents.append(real(name, seed=seed, **options))
+        return agents[-1]
+
+    monkeypatch.setattr(rollout, "make_agent", spy)
+    options = {"simulations": 4, "root_actions": 2}
+    config = PPOConfig(
+        run_root=str(tmp_path), num_envs=4, batch_size=200, hidden=16, slot_embed=4, rollout="vector",
+        league_baselines=["fast_ismcts"], league_baseline_options={"fast_ismcts": options},
+        self_play_fraction=0.0, snapshot_every=0, workers=1, minibatch_size=64,
+    )  # fmt: skip
+    trainer = Trainer(config, progress=False)
+    trainer.collect()
+    trainer.writer.close()
+    assert built and all(b == ("fast_ismcts", options) for b in built)
+    searched = [a.last_simulations for a in agents if a.last_simulations]  # type: ignore[attr-defined]
+    assert searched and all(n == 4 for n in searched)  # 2 rounds of the 2 root candidates
+
+
+def test_bad_league_baseline_options_are_refused_before_any_game(tmp_path: Path) -> None:
+    """A bad option fails when the Trainer starts, before the run folder exists; options for an agent that
+    is not a league baseline fail in the config."""
+    run_root = tmp_path / "runs"
+    with pytest.raises(ValueError, match=r"league_baseline_options: fast_ismcts refuses \{'simulations': 0\}"):
+        Trainer(
+            PPOConfig(
+                run_root=str(run_root), num_envs=1, hidden=16, slot_embed=4, league_baselines=["fast_ismcts"],
+                league_baseline_options={"fast_ismcts": {"simulations": 0}},
+            ),  # fmt: skip
+            progress=False,
+        )
+    assert not run_root.exists()
+    with pytest.raises(ValueError, match=r"league_baseline_options: \['ismcts'\] not in league_baselines"):
+        PPOConfig(league_baselines=["planner"], league_baseline_options={"ismcts": {"simulations": 4}})
+
+
 # ---------------------------------------------------------------------- cloning a search teacher
 def test_cloning_builds_every_teacher_with_bc_teacher_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A search teacher (issue 15's expert data) is built with ``bc_teacher_options``, in every seat."""

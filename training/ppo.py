@@ -175,6 +175,9 @@ class PPOConfig:
     """Features per meld slot from the shared slot encoder."""
     league_baselines: list[str] = field(default_factory=lambda: ["planner", "greedy", "random"])
     """Baseline agents in the league: registry names or ``module:Class`` (agents/registry.py)."""
+    league_baseline_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Options of league baselines by name, as burako-eval's ``--a-opt`` (e.g. ``{fast_ismcts: {simulations:
+    12}}`` for a search in the league); a baseline not named here plays with its defaults."""
     league_scheme: str = "prioritized"
     """Opponent sampling: uniform, or prioritized (toward opponents the learner beats least)."""
     self_play_fraction: float = 0.2
@@ -301,6 +304,11 @@ class PPOConfig:
             problems.append(f"bc_teacher: unknown agent {short_repr(self.bc_teacher)}; known: {sorted(known)}")
         if self.bc_teacher is not None:
             problems.extend(f"bc_teacher: {p}" for p in _game_problems([self.bc_teacher], self.game))
+        stray = [name for name in self.league_baseline_options if name not in self.league_baselines]
+        if stray:
+            problems.append(
+                f"league_baseline_options: {short_repr(stray)} not in league_baselines {short_repr(self.league_baselines)}"
+            )
         if self.bc_teacher is None and self.bc_teacher_options:
             problems.append("bc_teacher_options given without a bc_teacher")
         if self.bc_teacher is not None and (self.bc_games <= 0 or self.bc_epochs <= 0):
@@ -388,6 +396,18 @@ def _game_problems(names: list[str], game: str) -> list[str]:
             check_agent_game(name, game)
         except ValueError as exc:
             problems.append(str(exc))
+    return problems
+
+
+def baseline_problems(config: PPOConfig) -> list[str]:
+    """What is wrong with the league's baselines as configured: each is built once with its
+    ``league_baseline_options``, so a bad option fails before the run folder and any game exist."""
+    problems = []
+    for name, options in config.league_baseline_options.items():
+        try:
+            make_agent(name, seed=0, **options)
+        except (TypeError, ValueError) as exc:
+            problems.append(f"league_baseline_options: {name} refuses {short_repr(options)}: {exc}")
     return problems
 
 
@@ -532,7 +552,7 @@ class Trainer:
     """Owns the network, optimiser, league, games and run folder of one run."""
 
     def __init__(self, config: PPOConfig, resume: str | Path | None = None, progress: bool = True) -> None:
-        problems = teacher_problems(config) if resume is None else []
+        problems = [*teacher_problems(config), *baseline_problems(config)] if resume is None else []
         if problems:
             raise ValueError("bad training config: " + "; ".join(problems))
         self.cfg = config

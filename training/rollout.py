@@ -376,15 +376,16 @@ def ready_opponent(
     trainer: Trainer, opponent: str, seats: Iterable[int], agents: dict[tuple[Any, ...], Any], prefix: tuple = ()
 ) -> None:
     """Ready a new hand's league opponent for the seats it plays: a snapshot's network is built now
-    (the league may evict it before the hand ends); a baseline gets one agent per seat, made once
-    (key ``(*prefix, seat, name)`` in ``agents``) and reset every hand."""
+    (the league may evict it before the hand ends); a baseline gets one agent per seat, made once with
+    its ``league_baseline_options`` (key ``(*prefix, seat, name)`` in ``agents``) and reset every hand."""
     if opponent.startswith(SNAPSHOT_PREFIX):
         trainer._snapshot_net(opponent)
     elif opponent != SELF:
         for s in seats:
             key = (*prefix, s, opponent)
             if key not in agents:
-                agents[key] = make_agent(opponent, seed=int(trainer.rng.integers(2**31)))
+                options = trainer.cfg.league_baseline_options.get(opponent, {})
+                agents[key] = make_agent(opponent, seed=int(trainer.rng.integers(2**31)), **options)
             agents[key].reset(s, trainer.rules, trainer.n)
 
 
