@@ -383,14 +383,12 @@ def test_bad_league_baseline_options_are_refused_before_any_game(tmp_path: Path)
     """A bad option fails when the Trainer starts, before the run folder exists; options for an agent that
     is not a league baseline fail in the config."""
     run_root = tmp_path / "runs"
+    config = PPOConfig(
+        run_root=str(run_root), num_envs=1, hidden=16, slot_embed=4, league_baselines=["fast_ismcts"],
+        league_baseline_options={"fast_ismcts": {"simulations": 0}},
+    )  # fmt: skip
     with pytest.raises(ValueError, match=r"league_baseline_options: fast_ismcts refuses \{'simulations': 0\}"):
-        Trainer(
-            PPOConfig(
-                run_root=str(run_root), num_envs=1, hidden=16, slot_embed=4, league_baselines=["fast_ismcts"],
-                league_baseline_options={"fast_ismcts": {"simulations": 0}},
-            ),  # fmt: skip
-            progress=False,
-        )
+        Trainer(config, progress=False)
     assert not run_root.exists()
     with pytest.raises(ValueError, match=r"league_baseline_options: \['ismcts'\] not in league_baselines"):
         PPOConfig(league_baselines=["planner"], league_baseline_options={"ismcts": {"simulations": 4}})

@@ -306,9 +306,8 @@ class PPOConfig:
             problems.extend(f"bc_teacher: {p}" for p in _game_problems([self.bc_teacher], self.game))
         stray = [name for name in self.league_baseline_options if name not in self.league_baselines]
         if stray:
-            problems.append(
-                f"league_baseline_options: {short_repr(stray)} not in league_baselines {short_repr(self.league_baselines)}"
-            )
+            baselines = short_repr(self.league_baselines)
+            problems.append(f"league_baseline_options: {short_repr(stray)} not in league_baselines {baselines}")
         if self.bc_teacher is None and self.bc_teacher_options:
             problems.append("bc_teacher_options given without a bc_teacher")
         if self.bc_teacher is not None and (self.bc_games <= 0 or self.bc_epochs <= 0):
