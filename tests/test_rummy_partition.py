@@ -216,3 +216,31 @@ def test_against_rummikub_solver_with_jokers_is_a_lower_bound() -> None:
         assert graph.best_value - table.sum() >= theirs
         placement = graph.best_placement()
         assert can_partition(placement) and (placement >= table).all() and (placement - table <= rack).all()
+
+
+def test_r1_more_than_two_copies_of_a_tile_are_refused_by_name() -> None:
+    """R1: two of each tile. The compiled graph's tables hold 0..2 copies of a kind, so three (mandatory
+    and optional together) wrote past them; now a clear error names the tile, and a joker count is capped
+    as before."""
+    red5 = kind_of(1, 5)
+    three = np.zeros(NUM_KINDS, np.int64)
+    three[red5] = 3
+    with pytest.raises(ValueError, match=r"at most 2 copies of each tile .*got 3 x red 5"):
+        can_partition(three)
+    two, one = np.zeros(NUM_KINDS, np.int64), np.zeros(NUM_KINDS, np.int64)
+    two[red5], one[red5] = 2, 1
+    with pytest.raises(ValueError, match=r"got 3 x red 5"):
+        PlayGraph(two, one)
+    with pytest.raises(ValueError, match=r"got 3 x red 5"):
+        max_tiles_placed(two, one)
+    jokers = np.zeros(NUM_KINDS, np.int64)
+    jokers[JOKER] = 5
+    assert PlayGraph(np.zeros(NUM_KINDS, np.int64), jokers).jokers_max == 2
+
+
+def test_r1_a_scenario_meld_with_three_copies_is_refused() -> None:
+    """A table meld given to the Rummy scenario builder with three red 5s (R1) is an error naming them."""
+    from burako_env.rummy.scenario import build_rummy_state
+
+    with pytest.raises(ValueError, match=r"got 3 x red 5"):
+        build_rummy_state(table=["R5 R5 R5"])

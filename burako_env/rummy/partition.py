@@ -72,7 +72,7 @@ from collections.abc import Sequence
 import numba
 import numpy as np
 
-from burako_env.tiles import JOKER, NUM_COLOURS, NUM_KINDS, NUM_NUMBERS
+from burako_env.tiles import JOKER, NUM_COLOURS, NUM_KINDS, NUM_NUMBERS, tile_name
 
 NEG = -(10**9)
 
@@ -917,6 +917,10 @@ class PlayGraph:
             raise ValueError(f"tile counts must have {NUM_KINDS} entries")
         if mand.min() < 0 or opt.min() < 0:
             raise ValueError("tile counts must be non-negative")
+        over = np.flatnonzero(mand[:JOKER] + opt[:JOKER] > 2)
+        if over.size:  # the compiled graph's tables hold 0..2 copies of a kind: more would write past them
+            names = ", ".join(f"{int(mand[k] + opt[k])} x {tile_name(int(k))}" for k in over)
+            raise ValueError(f"at most 2 copies of each tile (R1: two of each, 2 jokers), got {names}")
         weight = np.zeros(NUM_KINDS, np.int64) if weights is None else np.asarray(weights, dtype=np.int64)
         self.mandatory, self.optional = mand, opt
         self.jokers_min = int(mand[JOKER])
