@@ -138,9 +138,11 @@ def check_structure(data: dict[str, Any], source: str) -> None:
     if not isinstance(shape, dict) or set(shape) - names or {"num_players", "obs_size", "layout"} - set(shape):
         got = sorted(map(str, shape)) if isinstance(shape, dict) else type(shape).__name__
         raise CheckpointError(f"{source}: the network shape has keys {got}; expected {sorted(names)}")
+    # each field's type from NetworkShape's annotations (strings under ``from __future__ import annotations``)
+    types = {f.name: {"int": int, "str": str, "bool": bool}[str(f.type)] for f in dataclasses.fields(NetworkShape)}
     for key, value in shape.items():
-        want = str if key in ("layout", "game") else int
-        if not isinstance(value, want) or isinstance(value, bool):
+        want = types[key]
+        if not isinstance(value, want) or (want is not bool and isinstance(value, bool)):
             raise CheckpointError(f"{source}: network shape {key!r} is a {type(value).__name__}, not {want.__name__}")
     if shape.get("game", "burako") not in GAME_ACTIONS:
         raise CheckpointError(f"{source}: unknown game {shape['game']!r}; games: {sorted(GAME_ACTIONS)}")

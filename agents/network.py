@@ -11,7 +11,8 @@ layout, so the only facts it owns are its sizes:
 | torso         | slot features + every other segment     | ``hidden`` (two ReLU layers) |
 | policy head   | torso                                   | ``NUM_ACTIONS`` logits       |
 |               |                                         | (only the legal ones needed) |
-| value head    | torso                                   | expected hand reward         |
+| value head    | torso (or, with ``value_torso``, its    | expected hand reward         |
+|               | own torso over the same input)          |                              |
 
 The meld slots are most of the vector (4,320 of 4,886 floats with 2 players)
 and all share one meaning, so a shared slot encoder keeps the network small
@@ -78,6 +79,10 @@ class NetworkShape:
     slot_embed: int = 16
     #: burako or rummy (GAME_ACTIONS); absent from shapes stored before Rummy: burako
     game: str = "burako"
+    #: the value head reads a torso of its own (its own half of a first layer twice as wide, and its
+    #: own second layer), so its loss shapes only the shared slot encoder, not the policy's torso;
+    #: absent from shapes stored before it: one shared torso
+    value_torso: bool = False
 
     @classmethod
     def for_env(
@@ -86,6 +91,7 @@ class NetworkShape:
         rules: Rules | RummyRules,
         hidden: int = 256,
         slot_embed: int = 16,
+        value_torso: bool = False,
     ) -> NetworkShape:
         if game_of(rules) == "rummy":
             size, layout = rummy_observation.OBSERVATION_SIZE, rummy_observation.layout_id()
@@ -98,6 +104,7 @@ class NetworkShape:
             hidden=hidden,
             slot_embed=slot_embed,
             game=game_of(rules),
+            value_torso=value_torso,
         )
 
     @property
@@ -171,11 +178,17 @@ class PolicyNet(nn.Module):
         if n_slots:  # Rummy has none
             self.slot_encoder = nn.Sequential(nn.Linear(MELD_FEATURE_SIZE, shape.slot_embed), nn.ReLU())
         torso_in = n_slots * shape.slot_embed + rest.size
+        # with a value torso the first layer is twice as wide: the policy's rows, then the value's (one
+        # product, so the empty-slot skipping below serves both); each half has its own second layer
+        first_width = shape.hidden * (2 if shape.value_torso else 1)
         self.torso = nn.Sequential(
-            nn.Linear(torso_in, shape.hidden),
+            nn.Linear(torso_in, first_width),
             nn.ReLU(),
             nn.Linear(shape.hidden, shape.hidden),
             nn.ReLU(),
+        )
+        self.value_torso = (
+            nn.Sequential(nn.Linear(shape.hidden, shape.hidden), nn.ReLU()) if shape.value_torso else None
         )
         self.policy_head = nn.Linear(shape.hidden, shape.num_actions)
         self.value_head = nn.Linear(shape.hidden, 1)
@@ -196,9 +209,15 @@ class PolicyNet(nn.Module):
             pre_activation = self.torso[0](self._torso_input(obs))
         # under a bfloat16 autocast (training's ``precision``) only the encoder and torso run in bfloat16:
         # the heads read a float32 torso output, so values and logits keep float32 resolution
-        h = self.torso[1:](pre_activation).float()
+        if self.value_torso is None:
+            h = value_h = self.torso[1:](pre_activation).float()
+        else:
+            first = self.torso[1](pre_activation)
+            width = self.shape.hidden
+            h = self.torso[2:](first[:, :width]).float()
+            value_h = self.value_torso(first[:, width:]).float()
         with torch.autocast(h.device.type, enabled=False):
-            return h, self.value_head(h).squeeze(-1)
+            return h, self.value_head(value_h).squeeze(-1)
 
     def _torso_input(self, obs: torch.Tensor) -> torch.Tensor:
         """The torso's input: every slot's encoding in slot order, then the other segments."""

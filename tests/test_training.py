@@ -288,6 +288,43 @@ def test_corrupt_or_foreign_checkpoints_are_clear_errors(tmp_path: Path) -> None
         Trainer(smoke_config(tmp_path, bc_teacher=None), resume=path, progress=False)
 
 
+def test_a_value_torso_keeps_the_value_loss_off_the_policy_torso_and_round_trips(tmp_path: Path) -> None:
+    """``value_torso``: the value's gradient reaches the shared slot encoder and the value's own rows
+    and layers only, the policy's never reaches them; a checkpoint keeps the shape, and one stored
+    before the field loads as one shared torso."""
+    rules = load_rules("burako")
+    torch.manual_seed(0)
+    net = PolicyNet(NetworkShape.for_env(2, rules, hidden=32, slot_embed=4, value_torso=True), rules)
+    obs = torch.from_numpy(
+        np.stack(
+            [Observer(2, rules).encode(GameState.new_game(np.random.default_rng(s), "burako", 2), 0) for s in range(6)]
+        )
+    )
+    first, second, own = net.torso[0], net.torso[2], net.value_torso[0]
+    _, values = net(obs)
+    values.sum().backward()
+    assert first.weight.grad[:32].abs().max() == 0 and first.weight.grad[32:].abs().max() > 0
+    assert second.weight.grad is None and net.policy_head.weight.grad is None
+    assert own.weight.grad.abs().max() > 0 and net.slot_encoder[0].bias.grad.abs().max() > 0  # fresh deals: empty slots
+    net.zero_grad(set_to_none=True)
+    logits, _ = net(obs)
+    logits.square().sum().backward()
+    assert first.weight.grad[32:].abs().max() == 0 and first.weight.grad[:32].abs().max() > 0
+    assert own.weight.grad is None and net.value_head.weight.grad is None
+    # saved and played
+    path = ckpt.save(ckpt.policy_payload(net, rules, {"seed": 0}), tmp_path / "v.pt")
+    loaded, _ = ckpt.build_policy(ckpt.load(path))
+    assert loaded.shape.value_torso and torch.equal(loaded(obs)[1], net(obs)[1])
+    agents = [PolicyAgent(seed=0, checkpoint=str(path)), PolicyAgent(seed=1, checkpoint=str(path))]
+    assert play_game(agents, "burako", 2, deal_seed=5, record=False).num_actions > 20
+    # a shape stored before the field: one torso, as before
+    old = ckpt.load(_exported(tmp_path))
+    del old["policy"]["shape"]["value_torso"]
+    shared, _ = ckpt.build_policy(old)
+    assert not shared.shape.value_torso and shared.value_torso is None
+    assert Trainer(smoke_config(tmp_path, value_torso=True), progress=False).net.shape.value_torso
+
+
 def test_human_cli_names_an_unusable_checkpoint(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from agents.human import main as human_main
 

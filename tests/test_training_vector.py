@@ -181,9 +181,9 @@ def test_the_trainer_keeps_freed_memory_only_when_configured(
     assert trainer.keeps_freed_memory is keep
 
 
-@pytest.mark.parametrize("num_players", [2, 4])
+@pytest.mark.parametrize(("num_players", "value_torso"), [(2, False), (4, False), (2, True)])
 def test_the_first_layer_skips_unused_meld_slots_and_equals_the_dense_product(
-    num_players: int, monkeypatch: pytest.MonkeyPatch
+    num_players: int, value_torso: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A batch's empty meld slots (past each side's last meld) are not multiplied: their share of
     the torso's first layer is a constant. Values, torso outputs and every gradient equal the
@@ -193,7 +193,7 @@ def test_the_first_layer_skips_unused_meld_slots_and_equals_the_dense_product(
 
     rules = load_rules("burako")
     torch.manual_seed(0)
-    net = PolicyNet(NetworkShape.for_env(num_players, rules, hidden=32, slot_embed=4), rules)
+    net = PolicyNet(NetworkShape.for_env(num_players, rules, hidden=32, slot_embed=4, value_torso=value_torso), rules)
     with torch.no_grad():  # an empty slot's encoding is not zero, so the skipped slots' constant counts
         net.slot_encoder[0].bias.uniform_(0.1, 0.5)
     present_at = network.MELD_PRESENT
@@ -234,7 +234,8 @@ def test_the_first_layer_skips_unused_meld_slots_and_equals_the_dense_product(
             (h.square().sum() + values.sum()).backward()
             outputs.append([h, values] + [p.grad.clone() for n, p in net.named_parameters() if p.grad is not None])
         skipping, dense = outputs
-        assert len(skipping) == len(dense) == 2 + 8  # weights and biases: encoder, two torso layers, value head
+        # weights and biases: encoder, two torso layers, value head (and the value's own second layer)
+        assert len(skipping) == len(dense) == 2 + 8 + 2 * value_torso
         for a, b in zip(skipping, dense, strict=True):
             assert torch.allclose(a, b, rtol=1e-4, atol=1e-5)
     assert len(calls) == 3  # the shortcut ran once per batch

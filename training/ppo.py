@@ -173,6 +173,9 @@ class PPOConfig:
     """Torso width of the network."""
     slot_embed: int = 16
     """Features per meld slot from the shared slot encoder."""
+    value_torso: bool = False
+    """Give the value head a torso of its own (``agents.network.NetworkShape.value_torso``): the value
+    loss then no longer shapes the policy's torso, only the shared slot encoder."""
     league_baselines: list[str] = field(default_factory=lambda: ["planner", "greedy", "random"])
     """Baseline agents in the league: registry names or ``module:Class`` (agents/registry.py)."""
     league_baseline_options: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -541,7 +544,7 @@ def initial_weights(path: str, shape: NetworkShape) -> dict[str, torch.Tensor]:
     if net.shape != shape:
         raise ckpt.CheckpointError(
             f"init_checkpoint {path} holds the network {net.shape.to_dict()}, but this config builds "
-            f"{shape.to_dict()}: give the checkpoint's hidden, slot_embed, num_players and rules"
+            f"{shape.to_dict()}: give the checkpoint's hidden, slot_embed, value_torso, num_players and rules"
         )
     return net.state_dict()
 
@@ -566,7 +569,9 @@ class Trainer:
         self.n = config.num_players
         #: Burako's observation encoder (the Rummy rollout encodes with burako_env.rummy.observation)
         self.observer = Observer(self.n, self.rules) if isinstance(self.rules, Rules) else None
-        shape = NetworkShape.for_env(self.n, self.rules, hidden=config.hidden, slot_embed=config.slot_embed)
+        shape = NetworkShape.for_env(
+            self.n, self.rules, hidden=config.hidden, slot_embed=config.slot_embed, value_torso=config.value_torso
+        )
         self.layout = shape.layout
         torch.manual_seed(config.seed)
         self.net = PolicyNet(shape, self.rules).to(self.device)
