@@ -554,7 +554,11 @@ def test_sigterm_raises_keyboard_interrupt_inside_the_block_only() -> None:
 
 def _stop_a_running_eval(path: Path, args: list[str], stop: Any) -> tuple[int, str]:
     """Start burako-eval in its own process group (as a terminal's foreground job) recording to
-    ``path``, call ``stop(proc)`` once its first game is on disk; its exit status and stderr."""
+    ``path``, call ``stop(proc)`` once its first game is on disk; its exit status and stderr.
+
+    A foreground job starts with SIGINT at its default action, whatever pytest inherited: run
+    from a background job (``cmd &`` in a script, as CI may be) SIGINT is ignored and that would
+    pass to the child, which then never hears Ctrl-C (the flaky failure of 2026-12-03)."""
     import os
     import signal
     import subprocess
@@ -569,6 +573,7 @@ def _stop_a_running_eval(path: Path, args: list[str], stop: Any) -> tuple[int, s
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         deadline = time.monotonic() + 120
