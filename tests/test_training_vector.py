@@ -9,6 +9,7 @@ import math
 import platform
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -420,6 +421,96 @@ def test_baseline_mirrors_follow_the_compiled_games_and_moves_are_timed_apart(tm
             assert mirror.to_dict() == rollout.env.game_state(i).to_dict()
             checked += 1
     assert checked >= 40
+
+
+@pytest.mark.parametrize("num_players", [2, 4])
+def test_baselines_in_a_worker_process_play_the_same_games_as_in_process(tmp_path: Path, num_players: int) -> None:
+    """``baseline_worker: true`` moves the baselines to another process and changes nothing else:
+    every move of every game, every stored decision and every credited episode equal the
+    in-process rollout's from the same seed, over enough steps for hands to end and be re-dealt
+    against other opponents (seeded agents, seeded views, mirrors read back once a hand)."""
+    results = []
+    for worker in (False, True):
+        cfg = vector_config(
+            tmp_path / str(worker),
+            num_players=num_players,
+            league_baselines=["planner", "greedy", "random", "tests.test_training_vector:_PeekingBaseline"],
+            self_play_fraction=0.2,
+            baseline_fraction=0.6,
+            num_envs=6,
+            baseline_worker=worker,
+        )
+        trainer = Trainer(cfg, progress=False)
+        rollout = trainer.vector
+        assert rollout is not None and (rollout.worker is not None) == worker
+        rollout.trace = []
+        try:
+            episodes = rollout.collect(600) + rollout.collect(600)
+            assert rollout.timing["baselines"] > 0
+            opponents = {ep.opponent for ep in episodes}
+            stored = [(ep.seat, ep.opponent, ep.reward, rollout.store.actions[ep.rows].tolist()) for ep in episodes]
+            results.append((rollout.trace, stored, opponents, trainer.episodes_done))
+        finally:
+            trainer.close()
+        if worker:
+            assert rollout.worker is not None and not rollout.worker.process.is_alive()
+    (trace, stored, opponents, hands), (trace_w, stored_w, _, hands_w) = results
+    assert {"planner", "greedy", "random"} & opponents and hands >= 6
+    assert "tests.test_training_vector:_PeekingBaseline" in opponents
+    assert trace_w == trace
+    assert stored_w == stored and hands_w == hands
+
+
+def test_a_baseline_that_fails_in_the_worker_names_its_error(tmp_path: Path) -> None:
+    """An exception in a baseline's move reaches the trainer as an error with the worker's traceback."""
+    cfg = vector_config(
+        tmp_path,
+        league_baselines=["tests.test_training_vector:_FailingBaseline"],
+        self_play_fraction=0.0,
+        snapshot_every=0,
+        baseline_worker=True,
+    )
+    trainer = Trainer(cfg, progress=False)
+    try:
+        with pytest.raises(RuntimeError, match=r"(?s)a league baseline failed in the worker.*no move in me"):
+            trainer.collect()
+    finally:
+        trainer.close()
+
+
+class _PeekingBaseline:
+    """Moves that depend on its seeded generator and on its view's seeded guesses at the hidden tiles."""
+
+    name = "peeking"
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def reset(self, seat: int, rules: object = None, num_players: int = 2) -> None:
+        pass
+
+    def act(self, observation: Any, view: Any = None) -> int:
+        legal = np.flatnonzero(observation["action_mask"])
+        guess = view.sample_state().stock
+        return int(legal[(sum(guess[:3]) + int(self.rng.integers(7))) % legal.size])
+
+
+class _FailingBaseline:
+    name = "failing"
+
+    def __init__(self, seed: int | None = None) -> None:
+        pass
+
+    def reset(self, seat: int, rules: object = None, num_players: int = 2) -> None:
+        pass
+
+    def act(self, observation: object, view: object = None) -> int:
+        raise ValueError("no move in me")
+
+
+def test_baseline_worker_needs_the_batched_rollout(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="baseline_worker needs rollout: vector"):
+        vector_config(tmp_path, rollout="engine", baseline_worker=True)
 
 
 def test_decision_store_reuses_released_rows_and_grows_without_moving_live_ones() -> None:

@@ -250,6 +250,9 @@ class PPOConfig:
     """Torch device for the network: auto (cuda when present, else cpu), cpu, cuda, cuda:N."""
     env_threads: int | None = None
     """numba threads of the batched env (None: numba's default, every core)."""
+    baseline_worker: bool = False
+    """Play the league baselines' moves in a worker process while this one runs the forward passes
+    (``rollout: vector`` only; training/baseline_worker.py): the same games, less waiting."""
     schedules: dict[str, list[list[Any]]] = field(default_factory=dict)
     """Values from a given update on: {field: [[update, value], ...]} (training/schedule.py)."""
 
@@ -347,6 +350,8 @@ class PPOConfig:
             problems.append("the league is empty: give league_baselines, snapshots or self_play_fraction=1")
         if self.rollout not in ("vector", "engine"):
             problems.append(f"rollout must be vector or engine, got {self.rollout!r}")
+        elif self.baseline_worker and self.rollout != "vector":
+            problems.append(f"baseline_worker needs rollout: vector (the batched core), not {self.rollout}")
         if self.policy_head not in ("legal", "full"):
             problems.append(f"policy_head must be legal or full, got {self.policy_head!r}")
         if not isinstance(self.device, str) or not (
@@ -957,8 +962,15 @@ class Trainer:
         plot_learning_curve(self.eval_history, self.run_dir / "learning_curve.png", title=self.run_dir.name)
         self.writer.flush()
         self.writer.close()
+        self.close()
         self.lock.release()
         return path
+
+    def close(self) -> None:
+        """Stop the rollout's worker process, if it has one (``baseline_worker``)."""
+        close = getattr(self.rollout, "close", None)
+        if close is not None:
+            close()
 
 
 def _format_eval(row: dict[str, Any]) -> str:
@@ -1028,6 +1040,7 @@ def main(argv: list[str] | None = None) -> int:
             policy = trainer.train()
     except KeyboardInterrupt:
         trainer.writer.close()  # what was logged up to now reaches TensorBoard
+        trainer.close()
         if latest_checkpoint(trainer.run_dir).is_file():
             said = (
                 f"the run continues from its last checkpoint (written every {config.checkpoint_every} updates) "

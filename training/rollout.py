@@ -13,7 +13,11 @@ every step each game makes one decision, by whoever holds its current seat:
 |                   | game (read back once, ``env.game_state(i)``, at the baseline's   |
 |                   | first move of the hand, then kept in step by applying every move |
 |                   | of that game: 3.4 ms a read-back against well under 1 ms an      |
-|                   | apply); timed apart: ``timing["baselines"]``                     |
+|                   | apply); timed apart: ``timing["baselines"]``. With               |
+|                   | ``baseline_worker: true`` the agents and mirrors live in a worker |
+|                   | process (training/baseline_worker.py): the step's baseline moves |
+|                   | are asked for first and made there while the forward passes run |
+|                   | here; ``timing["baselines"]`` is then the wait that is left      |
 
 then ``env.step(actions)`` moves every game at once (finished hands are
 re-dealt inside the step).
@@ -53,6 +57,7 @@ from burako_env.engine import GameState
 from burako_env.outcomes import side_reward, zero_sum_from_totals
 from burako_env.vector import BurakoVectorEnv
 from burako_env.views import LazySeatView
+from training.baseline_worker import BaselineWorker, RemoteAgent, Request
 from training.league import SELF, SNAPSHOT_PREFIX
 from training.network import sample_actions
 
@@ -227,6 +232,12 @@ class VectorRollout(StoredCollect):
         #: readable mirrors of the games whose hand a baseline plays (module docstring)
         self.mirrors: dict[int, GameState] = {}
         self.view_rngs: list[list[np.random.Generator]] = [[] for _ in range(n_envs)]
+        #: ``baseline_worker``: the process the baselines play in, what it has not been told yet
+        #: (events, in order: training/baseline_worker.py) and the games it holds a mirror of
+        self.worker = BaselineWorker(trainer.rules, n) if cfg.baseline_worker else None
+        self.events: list[tuple[Any, ...]] = []
+        self.remote_mirrors: set[int] = set()
+        self._submit_seconds = 0.0
         #: seconds per part of the loop since the trainer last read them
         self.timing = {"env": 0.0, "learner": 0.0, "snapshots": 0.0, "baselines": 0.0, "bookkeeping": 0.0}
         #: when a list: (game, seat, action, store row or -1) of every move, for tests
@@ -251,10 +262,18 @@ class VectorRollout(StoredCollect):
         for s in range(self.n):
             self.learner_seat[i, s] = opponent == SELF or s % self.num_sides == side
             self.live[i][s] = []
-        self.view_rngs[i] = [np.random.default_rng(t.rng.integers(2**63)) for _ in range(self.n)]
-        self.mirrors.pop(i, None)
+        view_seeds = [t.rng.integers(2**63) for _ in range(self.n)]
         seats = [s for s in range(self.n) if not self.learner_seat[i, s]]
-        ready_opponent(t, opponent, seats, self.agents, (i,))
+        if self.worker is None:
+            self.view_rngs[i] = [np.random.default_rng(seed) for seed in view_seeds]
+            self.mirrors.pop(i, None)
+            ready_opponent(t, opponent, seats, self.agents, (i,))
+            return
+        baseline = opponent != SELF and not opponent.startswith(SNAPSHOT_PREFIX)
+        if baseline or i in self.remote_mirrors:
+            self.remote_mirrors.discard(i)
+            self.events.append(("hand", i, view_seeds))
+        ready_opponent(t, opponent, seats, self.agents, (i,), build=lambda *a: RemoteAgent(self.events.append, *a))
 
     def _finish_hand(self, i: int, finished: list[StoredEpisode]) -> None:
         t = self.trainer
@@ -313,6 +332,9 @@ class VectorRollout(StoredCollect):
                 snapshot_rows.setdefault(name, []).append(i)
             else:
                 baseline_rows.append(i)
+        remote = self.worker is not None and bool(baseline_rows)
+        if remote:  # the worker plays the baselines' moves while the forward passes below run
+            self._submit_baseline_moves(baseline_rows, current, masks)
         t1 = clock()
         stored = self._no_rows
         if learner_rows.size:
@@ -341,18 +363,23 @@ class VectorRollout(StoredCollect):
                 chosen, _, _ = sample_actions(t._snapshot_net(name), obs, mask)
             actions[index] = chosen.cpu().numpy()
         t3 = clock()
-        for i in baseline_rows:
-            seat = int(current[i])
-            state = self.mirrors.get(i)
-            if state is None:
-                state = self.mirrors[i] = env.game_state(i)
-            observation = LazyObservation(t.observer, state, seat, masks[i].copy())
-            view = LazySeatView(state, seat, self.view_rngs[i][seat])
-            actions[i] = int(self.agents[(i, seat, self.opponent[i])].act(observation, view))
-            observation.expire()
-            view.expire()
-        for i, mirror in self.mirrors.items():
-            mirror.apply(int(actions[i]))
+        if self.worker is not None:
+            if remote:
+                actions[baseline_rows] = self.worker.actions()
+            self.events.extend(("apply", i, int(actions[i])) for i in self.remote_mirrors)
+        else:
+            for i in baseline_rows:
+                seat = int(current[i])
+                state = self.mirrors.get(i)
+                if state is None:
+                    state = self.mirrors[i] = env.game_state(i)
+                observation = LazyObservation(t.observer, state, seat, masks[i].copy())
+                view = LazySeatView(state, seat, self.view_rngs[i][seat])
+                actions[i] = int(self.agents[(i, seat, self.opponent[i])].act(observation, view))
+                observation.expire()
+                view.expire()
+            for i, mirror in self.mirrors.items():
+                mirror.apply(int(actions[i]))
         t4 = clock()
         if self.trace is not None:
             rows_of = dict(zip(learner_rows.tolist(), stored.tolist(), strict=True))
@@ -369,15 +396,45 @@ class VectorRollout(StoredCollect):
         timing["snapshots"] += t3 - t2
         timing["baselines"] += t4 - t3
         timing["env"] += t5 - t4
+        if remote:  # the read-backs and the sending: the baselines' cost in this process
+            timing["bookkeeping"] -= self._submit_seconds
+            timing["baselines"] += self._submit_seconds
         return int(learner_rows.size)
+
+    def _submit_baseline_moves(self, rows: list[int], current: np.ndarray, masks: np.ndarray) -> None:
+        """Send the worker what happened since the last step it heard of (a game's mirror at its
+        baseline's first move of the hand) and the moves this step wants from it."""
+        start = time.perf_counter()
+        requests: list[Request] = []
+        for i in rows:
+            if i not in self.remote_mirrors:
+                self.events.append(("mirror", i, self.env.game_state(i)))
+                self.remote_mirrors.add(i)
+            seat = int(current[i])
+            requests.append((i, seat, (i, seat, self.opponent[i]), masks[i].copy()))
+        assert self.worker is not None
+        self.worker.submit(self.events, requests)
+        self.events.clear()  # sent; the list object stays (the stand-in agents queue into it)
+        self._submit_seconds = time.perf_counter() - start
+
+    def close(self) -> None:
+        """Stop the baseline worker, if any (the rollout cannot step after this)."""
+        if self.worker is not None:
+            self.worker.close()
 
 
 def ready_opponent(
-    trainer: Trainer, opponent: str, seats: Iterable[int], agents: dict[tuple[Any, ...], Any], prefix: tuple = ()
+    trainer: Trainer,
+    opponent: str,
+    seats: Iterable[int],
+    agents: dict[tuple[Any, ...], Any],
+    prefix: tuple = (),
+    build: Callable[[tuple[Any, ...], str, int, dict[str, Any]], Any] | None = None,
 ) -> None:
     """Ready a new hand's league opponent for the seats it plays: a snapshot's network is built now
     (the league may evict it before the hand ends); a baseline gets one agent per seat, made once with
-    its ``league_baseline_options`` (key ``(*prefix, seat, name)`` in ``agents``) and reset every hand."""
+    its ``league_baseline_options`` (key ``(*prefix, seat, name)`` in ``agents``) and reset every hand.
+    ``build(key, name, seed, options)`` makes the agent instead of ``make_agent`` (a worker's stand-in)."""
     if opponent.startswith(SNAPSHOT_PREFIX):
         trainer._snapshot_net(opponent)
     elif opponent != SELF:
@@ -385,7 +442,8 @@ def ready_opponent(
             key = (*prefix, s, opponent)
             if key not in agents:
                 options = trainer.cfg.league_baseline_options.get(opponent, {})
-                agents[key] = make_agent(opponent, seed=int(trainer.rng.integers(2**31)), **options)
+                seed = int(trainer.rng.integers(2**31))
+                agents[key] = build(key, opponent, seed, options) if build else make_agent(opponent, seed, **options)
             agents[key].reset(s, trainer.rules, trainer.n)
 
 
