@@ -124,17 +124,20 @@ def path_process(conn: Any, make_args: tuple[Any, ...]) -> None:
     """One path's trainer in its own process: answers "warmup", "round" and "profile" until "stop"."""
     trainer = make_trainer(*make_args)
     conn.send("ready")
-    while (command := conn.recv()) != "stop":
-        if command == "warmup":
-            start = time.perf_counter()
-            trainer.collect()  # hands in play, as in a long run
-            conn.send(time.perf_counter() - start)
-        elif command == "round":
-            conn.send(one_round(trainer))
-        elif command == "profile":
-            conn.send(profile_round(trainer))
-        else:  # the process ends: the main one's next read raises
-            raise ValueError(f"path process: unknown command {command!r}")
+    try:
+        while (command := conn.recv()) != "stop":
+            if command == "warmup":
+                start = time.perf_counter()
+                trainer.collect()  # hands in play, as in a long run
+                conn.send(time.perf_counter() - start)
+            elif command == "round":
+                conn.send(one_round(trainer))
+            elif command == "profile":
+                conn.send(profile_round(trainer))
+            else:  # the process ends: the main one's next read raises
+                raise ValueError(f"path process: unknown command {command!r}")
+    finally:
+        trainer.close()  # a baseline_worker variant's own process
 
 
 class PathProcess:
@@ -142,7 +145,9 @@ class PathProcess:
 
     def __init__(self, context: Any, make_args: tuple[Any, ...]) -> None:
         self.conn, child = context.Pipe()
-        self.process = context.Process(target=path_process, args=(child, make_args), daemon=True)
+        # not daemonic: a daemonic process may not start one of its own (``baseline_worker``); it ends
+        # on "stop", or on EOF when this process dies without sending it
+        self.process = context.Process(target=path_process, args=(child, make_args))
         self.process.start()
         child.close()  # the child's end lives in the child only: its death is then an EOF here, not a hang
         if self.ask(None) != "ready":
@@ -194,11 +199,19 @@ def main() -> None:
     print(f"load before: {load()}  (cpus: {os.cpu_count()})", flush=True)
     run_root = tempfile.mkdtemp(prefix="bench_training_")
     context = mp.get_context("spawn")  # a fresh interpreter each: no torch or allocator state inherited
-    trainers = {
-        (p, lg): PathProcess(context, (args.config, p, lg, args.batch, run_root, PATHS[p]))
-        for lg in leagues
-        for p in paths
-    }
+    trainers: dict[tuple[str, str], PathProcess] = {}
+    try:
+        for lg in leagues:
+            for p in paths:
+                trainers[(p, lg)] = PathProcess(context, (args.config, p, lg, args.batch, run_root, PATHS[p]))
+        run_rounds(args, leagues, trainers)
+    finally:
+        for trainer in trainers.values():
+            trainer.stop()
+
+
+def run_rounds(args: argparse.Namespace, leagues: list[str], trainers: dict[tuple[str, str], PathProcess]) -> None:
+    """Warm up, time the rounds, print the table and ratios (and the profiles)."""
     for key, trainer in trainers.items():
         print(f"warm-up {key}: {trainer.ask('warmup'):.1f} s", flush=True)
     rows: dict[tuple[str, str], list[dict[str, float]]] = {key: [] for key in trainers}
@@ -250,8 +263,6 @@ def main() -> None:
     if args.profile:
         for key, trainer in trainers.items():
             print(f"\n===== cProfile, one round: {key}\n{trainer.ask('profile')}")
-    for trainer in trainers.values():
-        trainer.stop()
 
 
 if __name__ == "__main__":

@@ -417,7 +417,12 @@ class BurakoVectorEnv:
     # ------------------------------------------------------------------ inspection
     def game_state(self, i: int) -> GameState:
         """Game i as a readable engine state (to render, describe or debug)."""
-        return GameState.from_dict(F.state_dict(self._states[i], self.tables))
+        return GameState.from_dict(self.state_dict(i))
+
+    def state_dict(self, i: int) -> dict:
+        """Game i as plain data (``GameState.from_dict`` reads it): what to send to another
+        process, where a pickled ``GameState`` would carry its rules' caches along (megabytes)."""
+        return F.state_dict(self._states[i], self.tables)
 
 
 @numba.njit(cache=True, parallel=True, nogil=True)

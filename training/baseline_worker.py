@@ -21,9 +21,11 @@ its *events* in the order they happened, then the moves it wants:
 | ``("hand", game, view_seeds)``         | a new hand: drops the mirror, new view generators      |
 | ``("make", key, name, seed, options)`` | builds the agent ``key`` (``make_agent``)             |
 | ``("reset", key, seat)``               | ``agent.reset(seat, rules, players)`` (every hand)    |
-| ``("mirror", game, state)``            | the game's mirror, read back at its first baseline move |
+| ``("mirror", game, state_dict)``       | the game's mirror, read back at its first baseline move |
 
-and answers with one action per requested ``(game, seat, key, mask)``, or
+(a mirror travels as ``BurakoVectorEnv.state_dict``: a pickled ``GameState``
+carries its rules' caches along, megabytes a game once they fill) and answers
+with one action per requested ``(game, seat, key, mask)``, or
 the error that stopped it. So the games, and every stored decision, are those
 of the in-process path (``tests/test_training_vector.py``); only the time
 differs.
@@ -77,7 +79,7 @@ class BaselineTable:
         elif kind == "reset":
             self.agents[event[1]].reset(event[2], self.rules, self.num_players)
         elif kind == "mirror":
-            self.mirrors[event[1]] = event[2]
+            self.mirrors[event[1]] = GameState.from_dict(event[2])
         else:
             raise ValueError(f"unknown baseline event {kind!r}")
 
@@ -100,7 +102,10 @@ def _serve(conn: Any, rules: Rules, num_players: int) -> None:
     one_thread_per_worker()
     table = BaselineTable(rules, num_players)
     while True:
-        message = conn.recv()
+        try:
+            message = conn.recv()
+        except EOFError:  # the main process is gone without a word (killed)
+            return
         if message is None:
             return
         events, requests = message
@@ -128,6 +133,11 @@ class BaselineWorker:
     do other work, then :meth:`actions` waits for the answer."""
 
     def __init__(self, rules: Rules, num_players: int) -> None:
+        if mp.current_process().daemon:
+            raise RuntimeError(
+                "baseline_worker: this is a daemonic process (a multiprocessing pool's worker, say), which "
+                "may not start the baselines' process; leave baseline_worker off here"
+            )
         ctx = mp.get_context("spawn")  # no fork of a process holding torch and numba threads
         self.conn, child = ctx.Pipe()
         self.process = ctx.Process(target=_serve, args=(child, rules, num_players), daemon=True, name="baselines")

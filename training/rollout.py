@@ -408,7 +408,7 @@ class VectorRollout(StoredCollect):
         requests: list[Request] = []
         for i in rows:
             if i not in self.remote_mirrors:
-                self.events.append(("mirror", i, self.env.game_state(i)))
+                self.events.append(("mirror", i, self.env.state_dict(i)))
                 self.remote_mirrors.add(i)
             seat = int(current[i])
             requests.append((i, seat, (i, seat, self.opponent[i]), masks[i].copy()))
