@@ -92,6 +92,12 @@ class Tables:
         self._outcomes: dict[tuple[Meld, int], tuple[Meld, ...]] = {}
         self._encoded: dict[Meld, np.ndarray] = {}
 
+    def __reduce__(self) -> tuple[Any, tuple[Rules]]:
+        """Pickled (and deep-copied) as its rules: the other side derives, or reuses, its own tables.
+        The caches are derived facts that fill to megabytes over a long run, and every state holding
+        these tables would carry them along (a baseline's mirror sent to a worker process did: ~2 MB)."""
+        return (tables_for, (self.rules,))
+
     def outcomes(self, meld: Meld, kind: int) -> tuple[Meld, ...]:
         key = (meld, kind)
         found = self._outcomes.get(key)

@@ -102,3 +102,28 @@ def test_to_game_state_equals_the_dict_round_trip(preset: str, players: int) -> 
         direct.check_conservation()
         game.apply(int(rng.choice(np.flatnonzero(game.legal_mask()))))
         steps += 1
+
+
+def test_a_pickled_game_state_leaves_its_rules_caches_behind() -> None:
+    """A readable state's ``Tables`` (per-rules caches of meld outcomes, filled as games are played)
+    travel as their rules: a state pickled after many games stays small, and unpickles onto this
+    process's own tables, equal and playable."""
+    from burako_env.engine import tables_for
+
+    rules = load_rules("burako")
+    rng = np.random.default_rng(3)
+    state = GameState.new_game(np.random.default_rng(0), rules, 2)
+    for _ in range(20):  # fill the shared caches with many games' melds
+        game = GameState.new_game(rng, rules, 2)
+        for _ in range(300):
+            if game.hand_over:
+                break
+            game.apply(int(rng.choice(np.flatnonzero(game.legal_mask()))))
+    assert len(state.t._outcomes) > 500
+    data = pickle.dumps(state)
+    assert len(data) < 100_000, len(data)
+    twin = pickle.loads(data)
+    assert twin.t is tables_for(rules)
+    assert twin.to_dict() == state.to_dict()
+    np.testing.assert_array_equal(twin.legal_mask(), state.legal_mask())
+    assert copy.deepcopy(state).t is state.t
