@@ -137,7 +137,7 @@ def path_process(conn: Any, make_args: tuple[Any, ...]) -> None:
             else:  # the process ends: the main one's next read raises
                 raise ValueError(f"path process: unknown command {command!r}")
     finally:
-        trainer.close()  # a baseline_worker variant's own process
+        trainer.close()  # a baseline_worker_share variant's own process
 
 
 class PathProcess:
@@ -145,7 +145,7 @@ class PathProcess:
 
     def __init__(self, context: Any, make_args: tuple[Any, ...]) -> None:
         self.conn, child = context.Pipe()
-        # not daemonic: a daemonic process may not start one of its own (``baseline_worker``); it ends
+        # not daemonic: a daemonic process may not start one of its own (``baseline_worker_share``); it ends
         # on "stop", or on EOF when this process dies without sending it
         self.process = context.Process(target=path_process, args=(child, make_args))
         self.process.start()

@@ -423,14 +423,17 @@ def test_baseline_mirrors_follow_the_compiled_games_and_moves_are_timed_apart(tm
     assert checked >= 40
 
 
-@pytest.mark.parametrize("num_players", [2, 4])
-def test_baselines_in_a_worker_process_play_the_same_games_as_in_process(tmp_path: Path, num_players: int) -> None:
-    """``baseline_worker: true`` moves the baselines to another process and changes nothing else:
+@pytest.mark.parametrize(("num_players", "share"), [(2, 1.0), (2, 0.5), (4, 0.5)])
+def test_baselines_in_a_worker_process_play_the_same_games_as_in_process(
+    tmp_path: Path, num_players: int, share: float
+) -> None:
+    """``baseline_worker_share`` moves some games' baselines (all, or half of the games: the rest
+    stay here) to another process and changes nothing else:
     every move of every game, every stored decision and every credited episode equal the
     in-process rollout's from the same seed, over enough steps for hands to end and be re-dealt
     against other opponents (seeded agents, seeded views, mirrors read back once a hand)."""
     results = []
-    for worker in (False, True):
+    for worker in (0.0, share):
         cfg = vector_config(
             tmp_path / str(worker),
             num_players=num_players,
@@ -438,11 +441,12 @@ def test_baselines_in_a_worker_process_play_the_same_games_as_in_process(tmp_pat
             self_play_fraction=0.2,
             baseline_fraction=0.6,
             num_envs=6,
-            baseline_worker=worker,
+            baseline_worker_share=worker,
         )
         trainer = Trainer(cfg, progress=False)
         rollout = trainer.vector
-        assert rollout is not None and (rollout.worker is not None) == worker
+        assert rollout is not None and (rollout.worker is not None) == bool(worker)
+        assert int(rollout.remote_games.sum()) == round(worker * cfg.num_envs)
         rollout.trace = []
         try:
             episodes = rollout.collect(600) + rollout.collect(600)
@@ -468,7 +472,7 @@ def test_a_baseline_that_fails_in_the_worker_names_its_error(tmp_path: Path) -> 
         league_baselines=["tests.test_training_vector:_FailingBaseline"],
         self_play_fraction=0.0,
         snapshot_every=0,
-        baseline_worker=True,
+        baseline_worker_share=1.0,
     )
     trainer = Trainer(cfg, progress=False)
     try:
@@ -509,8 +513,10 @@ class _FailingBaseline:
 
 
 def test_baseline_worker_needs_the_batched_rollout(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="baseline_worker needs rollout: vector"):
-        vector_config(tmp_path, rollout="engine", baseline_worker=True)
+    with pytest.raises(ValueError, match="baseline_worker_share needs rollout: vector"):
+        vector_config(tmp_path, rollout="engine", baseline_worker_share=0.5)
+    with pytest.raises(ValueError, match=r"baseline_worker_share must be in \[0, 1\]"):
+        vector_config(tmp_path, baseline_worker_share=1.5)
 
 
 def test_decision_store_reuses_released_rows_and_grows_without_moving_live_ones() -> None:

@@ -1,4 +1,4 @@
-"""League baselines in a worker process, beside the learner (``baseline_worker: true``).
+"""League baselines in a worker process, beside the learner (``baseline_worker_share`` > 0).
 
 In the batched rollout (:class:`training.rollout.VectorRollout`) every game
 makes one decision a step, and the games a baseline plays wait for its plain
@@ -6,7 +6,10 @@ Python moves: 0.65-0.69 of the rollout's time in the reference league
 (``bench/README.md``). Each step's decisions are independent of each other, so
 the baselines' moves can be made on another core *while* the main process
 runs the learner's and the snapshots' forward passes; the step then waits
-only for what is left of them.
+only for what is left of them. With ``baseline_worker_share`` below 1 the
+main process also keeps the baselines of the other games (always the same
+games: an agent lives where it was made) and plays them while it waits, so
+both cores share the baselines' work.
 
 The worker owns what the baselines play with: their agents, the readable
 mirror of each game a baseline plays (:class:`~burako_env.engine.GameState`)
@@ -135,8 +138,8 @@ class BaselineWorker:
     def __init__(self, rules: Rules, num_players: int) -> None:
         if mp.current_process().daemon:
             raise RuntimeError(
-                "baseline_worker: this is a daemonic process (a multiprocessing pool's worker, say), which "
-                "may not start the baselines' process; leave baseline_worker off here"
+                "baseline_worker_share: this is a daemonic process (a multiprocessing pool's worker, say), which "
+                "may not start the baselines' process; set baseline_worker_share: 0 here"
             )
         ctx = mp.get_context("spawn")  # no fork of a process holding torch and numba threads
         self.conn, child = ctx.Pipe()

@@ -250,9 +250,10 @@ class PPOConfig:
     """Torch device for the network: auto (cuda when present, else cpu), cpu, cuda, cuda:N."""
     env_threads: int | None = None
     """numba threads of the batched env (None: numba's default, every core)."""
-    baseline_worker: bool = False
-    """Play the league baselines' moves in a worker process while this one runs the forward passes
-    (``rollout: vector`` only; training/baseline_worker.py): the same games, less waiting."""
+    baseline_worker_share: float = 0.0
+    """Share of the games whose league baselines move in a worker process while this one runs the
+    forward passes and the other games' baselines (``rollout: vector`` only; training/baseline_worker.py):
+    the same games, less waiting. 0: no worker; 1: every baseline there."""
     schedules: dict[str, list[list[Any]]] = field(default_factory=dict)
     """Values from a given update on: {field: [[update, value], ...]} (training/schedule.py)."""
 
@@ -285,7 +286,7 @@ class PPOConfig:
         for name in ("ent_coef", "vf_coef", "win_weight", "score_weight", "pfsp_power"):
             if getattr(self, name) < 0:
                 problems.append(f"{name} must be >= 0, got {getattr(self, name)}")
-        for name in ("gamma", "gae_lambda", "baseline_fraction"):
+        for name in ("gamma", "gae_lambda", "baseline_fraction", "baseline_worker_share"):
             value = getattr(self, name)
             if value is not None and not 0 <= value <= 1:
                 problems.append(f"{name} must be in [0, 1], got {value}")
@@ -350,8 +351,8 @@ class PPOConfig:
             problems.append("the league is empty: give league_baselines, snapshots or self_play_fraction=1")
         if self.rollout not in ("vector", "engine"):
             problems.append(f"rollout must be vector or engine, got {self.rollout!r}")
-        elif self.baseline_worker and self.rollout != "vector":
-            problems.append(f"baseline_worker needs rollout: vector (the batched core), not {self.rollout}")
+        elif self.baseline_worker_share and self.rollout != "vector":
+            problems.append(f"baseline_worker_share needs rollout: vector (the batched core), not {self.rollout}")
         if self.policy_head not in ("legal", "full"):
             problems.append(f"policy_head must be legal or full, got {self.policy_head!r}")
         if not isinstance(self.device, str) or not (
@@ -967,7 +968,7 @@ class Trainer:
         return path
 
     def close(self) -> None:
-        """Stop the rollout's worker process, if it has one (``baseline_worker``)."""
+        """Stop the rollout's worker process, if it has one (``baseline_worker_share``)."""
         close = getattr(self.rollout, "close", None)
         if close is not None:
             close()

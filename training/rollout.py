@@ -14,10 +14,12 @@ every step each game makes one decision, by whoever holds its current seat:
 |                   | first move of the hand, then kept in step by applying every move |
 |                   | of that game: 3.4 ms a read-back against well under 1 ms an      |
 |                   | apply); timed apart: ``timing["baselines"]``. With               |
-|                   | ``baseline_worker: true`` the agents and mirrors live in a worker |
-|                   | process (training/baseline_worker.py): the step's baseline moves |
-|                   | are asked for first and made there while the forward passes run |
-|                   | here; ``timing["baselines"]`` is then the wait that is left      |
+|                   | ``baseline_worker_share: s`` > 0 the baselines of the first      |
+|                   | ``s`` of the games live in a worker process                      |
+|                   | (training/baseline_worker.py): their moves are asked for first   |
+|                   | and made there while the forward passes and the other games'     |
+|                   | baseline moves run here; ``timing["baselines"]`` is this         |
+|                   | process's baseline moves plus the wait that is left              |
 
 then ``env.step(actions)`` moves every game at once (finished hands are
 re-dealt inside the step).
@@ -232,9 +234,11 @@ class VectorRollout(StoredCollect):
         #: readable mirrors of the games whose hand a baseline plays (module docstring)
         self.mirrors: dict[int, GameState] = {}
         self.view_rngs: list[list[np.random.Generator]] = [[] for _ in range(n_envs)]
-        #: ``baseline_worker``: the process the baselines play in, what it has not been told yet
-        #: (events, in order: training/baseline_worker.py) and the games it holds a mirror of
-        self.worker = BaselineWorker(trainer.rules, n) if cfg.baseline_worker else None
+        #: ``baseline_worker_share``: the games whose baselines play in the worker process (always the
+        #: same games: their agents live there), the process, what it has not been told yet (events,
+        #: in order: training/baseline_worker.py) and the games it holds a mirror of
+        self.remote_games = np.arange(n_envs) < round(cfg.baseline_worker_share * n_envs)
+        self.worker = BaselineWorker(trainer.rules, n) if self.remote_games.any() else None
         self.events: list[tuple[Any, ...]] = []
         self.remote_mirrors: set[int] = set()
         self._submit_seconds = 0.0
@@ -264,7 +268,7 @@ class VectorRollout(StoredCollect):
             self.live[i][s] = []
         view_seeds = [t.rng.integers(2**63) for _ in range(self.n)]
         seats = [s for s in range(self.n) if not self.learner_seat[i, s]]
-        if self.worker is None:
+        if not self.remote_games[i]:
             self.view_rngs[i] = [np.random.default_rng(seed) for seed in view_seeds]
             self.mirrors.pop(i, None)
             ready_opponent(t, opponent, seats, self.agents, (i,))
@@ -332,9 +336,10 @@ class VectorRollout(StoredCollect):
                 snapshot_rows.setdefault(name, []).append(i)
             else:
                 baseline_rows.append(i)
-        remote = self.worker is not None and bool(baseline_rows)
-        if remote:  # the worker plays the baselines' moves while the forward passes below run
-            self._submit_baseline_moves(baseline_rows, current, masks)
+        remote_rows = [i for i in baseline_rows if self.remote_games[i]] if self.worker is not None else []
+        if remote_rows:  # the worker plays these while the forward passes and the other baselines run here
+            baseline_rows = [i for i in baseline_rows if not self.remote_games[i]]
+            self._submit_baseline_moves(remote_rows, current, masks)
         t1 = clock()
         stored = self._no_rows
         if learner_rows.size:
@@ -363,23 +368,22 @@ class VectorRollout(StoredCollect):
                 chosen, _, _ = sample_actions(t._snapshot_net(name), obs, mask)
             actions[index] = chosen.cpu().numpy()
         t3 = clock()
-        if self.worker is not None:
-            if remote:
-                actions[baseline_rows] = self.worker.actions()
-            self.events.extend(("apply", i, int(actions[i])) for i in self.remote_mirrors)
-        else:
-            for i in baseline_rows:
-                seat = int(current[i])
-                state = self.mirrors.get(i)
-                if state is None:
-                    state = self.mirrors[i] = env.game_state(i)
-                observation = LazyObservation(t.observer, state, seat, masks[i].copy())
-                view = LazySeatView(state, seat, self.view_rngs[i][seat])
-                actions[i] = int(self.agents[(i, seat, self.opponent[i])].act(observation, view))
-                observation.expire()
-                view.expire()
-            for i, mirror in self.mirrors.items():
-                mirror.apply(int(actions[i]))
+        for i in baseline_rows:
+            seat = int(current[i])
+            state = self.mirrors.get(i)
+            if state is None:
+                state = self.mirrors[i] = env.game_state(i)
+            observation = LazyObservation(t.observer, state, seat, masks[i].copy())
+            view = LazySeatView(state, seat, self.view_rngs[i][seat])
+            actions[i] = int(self.agents[(i, seat, self.opponent[i])].act(observation, view))
+            observation.expire()
+            view.expire()
+        for i, mirror in self.mirrors.items():  # this process's mirrors: no game of the worker's
+            mirror.apply(int(actions[i]))
+        if remote_rows:
+            assert self.worker is not None
+            actions[remote_rows] = self.worker.actions()
+        self.events.extend(("apply", i, int(actions[i])) for i in self.remote_mirrors)
         t4 = clock()
         if self.trace is not None:
             rows_of = dict(zip(learner_rows.tolist(), stored.tolist(), strict=True))
@@ -396,7 +400,7 @@ class VectorRollout(StoredCollect):
         timing["snapshots"] += t3 - t2
         timing["baselines"] += t4 - t3
         timing["env"] += t5 - t4
-        if remote:  # the read-backs and the sending: the baselines' cost in this process
+        if remote_rows:  # the read-backs and the sending: the baselines' cost in this process
             timing["bookkeeping"] -= self._submit_seconds
             timing["baselines"] += self._submit_seconds
         return int(learner_rows.size)
