@@ -126,8 +126,9 @@ def test_legal_action_head_samples_only_legal_actions_and_matches_the_full_head(
 def test_every_minibatch_trains_on_its_own_rows_of_the_batch(tmp_path: Path, reuse_buffer: bool) -> None:
     """The update gathers each minibatch into one reused buffer (or, as before issue 15, a fresh
     tensor): every minibatch, the short last one included, must see exactly the batch's rows the
-    epoch's permutation picked for it."""
-    cfg = vector_config(tmp_path, self_play_fraction=1.0, league_baselines=[], snapshot_every=0)
+    epoch's permutation picked for it. In float32 on the CPU the reused buffer gathers them straight
+    from the decision store's rows (no gathered copy of the whole batch first)."""
+    cfg = vector_config(tmp_path, self_play_fraction=1.0, league_baselines=[], snapshot_every=0, precision="float32")
     trainer = Trainer(cfg, progress=False)
     trainer.reuse_minibatch_buffer = reuse_buffer
     episodes = trainer.collect()

@@ -469,17 +469,27 @@ def play_until(step: Callable[[list[Any]], int], batch_size: int) -> list[Any]:
     return finished
 
 
-def episode_batch(episodes: list[Any]) -> dict[str, np.ndarray]:
+def episode_batch(episodes: list[Any], gather_obs: bool = True) -> dict[str, np.ndarray]:
     """The stored arrays of a list of episodes, concatenated in order (one
     gather per array for store-backed episodes). Store-backed episodes give
     their legal actions as ``packed_masks`` (``np.packbits`` rows, unpacked only
-    where needed), others as bool ``masks``."""
+    where needed), others as bool ``masks``.
+
+    ``gather_obs=False``: store-backed episodes leave their observations where
+    they are and give ``obs_store`` (the store's whole array, not a copy) and
+    ``obs_rows`` (their rows of it, in order) instead of ``obs``: gathering the
+    reference batch's ~16,500 rows of 4,886 floats is a fresh 320 MB array, ~0.7 s
+    an update of copying and page faults, when each minibatch can gather its own."""
     names = ("obs", "masks", "actions", "logprobs", "values")
     if episodes and all(isinstance(ep, StoredEpisode) for ep in episodes):
         store = episodes[0].store
         if all(ep.store is store for ep in episodes):
             rows = np.concatenate([ep.rows for ep in episodes])
-            batch = {name: getattr(store, name)[rows] for name in names if name != "masks"}
+            batch = {name: getattr(store, name)[rows] for name in names if name not in ("masks", "obs")}
+            if gather_obs:
+                batch["obs"] = store.obs[rows]
+            else:
+                batch["obs_store"], batch["obs_rows"] = store.obs, rows
             batch["packed_masks"] = store.packed_masks[rows]
             return batch
     return {name: np.concatenate([getattr(ep, name) for ep in episodes]) for name in names}
