@@ -59,12 +59,13 @@ Request = tuple[int, int, tuple[Any, ...], np.ndarray]
 
 
 class BaselineTable:
-    """What the baselines play with, and how events change it (the worker's side; in-process, a test's)."""
+    """What the baselines play with, and how events change it: the worker's, and the rollout's own
+    for the games whose baselines play in the main process (``observer``: the trainer's, there)."""
 
-    def __init__(self, rules: Rules, num_players: int) -> None:
+    def __init__(self, rules: Rules, num_players: int, observer: Observer | None = None) -> None:
         self.rules = rules
         self.num_players = num_players
-        self.observer = Observer(num_players, rules)
+        self.observer = observer if observer is not None else Observer(num_players, rules)
         self.agents: dict[tuple[Any, ...], Any] = {}
         self.mirrors: dict[int, GameState] = {}
         self.view_rngs: dict[int, list[np.random.Generator]] = {}

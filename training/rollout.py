@@ -52,14 +52,11 @@ import numpy as np
 import torch
 
 from agents.registry import make_agent
-from agents.runner import LazyObservation
 from burako_env import fast as F
 from burako_env.actions import NUM_ACTIONS
-from burako_env.engine import GameState
 from burako_env.outcomes import side_reward, zero_sum_from_totals
 from burako_env.vector import BurakoVectorEnv
-from burako_env.views import LazySeatView
-from training.baseline_worker import BaselineWorker, RemoteAgent, Request
+from training.baseline_worker import BaselineTable, BaselineWorker, RemoteAgent, Request
 from training.league import SELF, SNAPSHOT_PREFIX
 from training.network import sample_actions
 
@@ -230,10 +227,12 @@ class VectorRollout(StoredCollect):
         self.learner_seat = np.zeros((n_envs, n), dtype=np.bool_)
         #: rows of each (game, seat)'s decisions in the current hand
         self.live: list[list[list[int]]] = [[[] for _ in range(n)] for _ in range(n_envs)]
-        self.agents: dict[tuple[int, int, str], Any] = {}
-        #: readable mirrors of the games whose hand a baseline plays (module docstring)
-        self.mirrors: dict[int, GameState] = {}
-        self.view_rngs: list[list[np.random.Generator]] = [[] for _ in range(n_envs)]
+        #: the baselines that play here: their agents (with the worker's stand-ins, by key
+        #: ``(game, seat, name)``), the readable mirrors of their games (module docstring) and the
+        #: seats' view generators; the worker keeps the same kind of table for its games
+        self.baselines = BaselineTable(trainer.rules, n, trainer.observer)
+        self.agents = self.baselines.agents
+        self.mirrors = self.baselines.mirrors
         #: ``baseline_worker_share``: the games whose baselines play in the worker process (always the
         #: same games: their agents live there), the process, what it has not been told yet (events,
         #: in order: training/baseline_worker.py) and the games it holds a mirror of
@@ -269,8 +268,7 @@ class VectorRollout(StoredCollect):
         view_seeds = [t.rng.integers(2**63) for _ in range(self.n)]
         seats = [s for s in range(self.n) if not self.learner_seat[i, s]]
         if not self.remote_games[i]:
-            self.view_rngs[i] = [np.random.default_rng(seed) for seed in view_seeds]
-            self.mirrors.pop(i, None)
+            self.baselines.handle(("hand", i, view_seeds))
             ready_opponent(t, opponent, seats, self.agents, (i,))
             return
         baseline = opponent != SELF and not opponent.startswith(SNAPSHOT_PREFIX)
@@ -370,14 +368,9 @@ class VectorRollout(StoredCollect):
         t3 = clock()
         for i in baseline_rows:
             seat = int(current[i])
-            state = self.mirrors.get(i)
-            if state is None:
-                state = self.mirrors[i] = env.game_state(i)
-            observation = LazyObservation(t.observer, state, seat, masks[i].copy())
-            view = LazySeatView(state, seat, self.view_rngs[i][seat])
-            actions[i] = int(self.agents[(i, seat, self.opponent[i])].act(observation, view))
-            observation.expire()
-            view.expire()
+            if i not in self.mirrors:
+                self.mirrors[i] = env.game_state(i)
+            actions[i] = self.baselines.act(i, seat, (i, seat, self.opponent[i]), masks[i].copy())
         for i, mirror in self.mirrors.items():  # this process's mirrors: no game of the worker's
             mirror.apply(int(actions[i]))
         if remote_rows:
