@@ -66,6 +66,9 @@ PATTERNS_WITH_KIND: tuple[tuple[int, ...], ...] = tuple(
     tuple(int(i) for i in np.flatnonzero(PATTERN_COUNTS[:, k] > 0)) for k in range(NUM_KINDS)
 )
 
+#: every tile kind, in kind order: the pool a determinization shuffles
+_KIND_IDS = np.arange(NUM_KINDS)
+
 
 class Phase(IntEnum):
     DRAW = 0
@@ -763,14 +766,20 @@ class GameState:
 
     def unseen_counts(self, player: int) -> np.ndarray:
         """Tiles ``player`` cannot locate: other hands beyond their known
-        tiles, the stock and the untaken muertos."""
-        counts = self.t.full_counts.astype(np.int64) - self.hands[player] - self.pile_counts
-        for side_melds in self.melds:
-            for meld in side_melds:
-                for kind in meld_kinds(meld):
-                    counts[kind] -= 1
+        tiles, the stock and the untaken muertos.
+
+        Counted where they are, which by tile conservation (E1) equals the full
+        set minus everything ``player`` sees, as ``fast.unseen_counts`` counts
+        them: a few array sums, not a walk over every melded tile (the readable
+        view determinizes on every heuristic move, bench/README.md)."""
+        hidden = self.stock
+        for muerto in self.muertos:  # a taken muerto is an empty list
+            if muerto:
+                hidden = hidden + muerto
+        counts = np.bincount(hidden, minlength=NUM_KINDS)
         for q in range(self.num_players):
             if q != player:
+                counts += self.hands[q]
                 counts -= self.known[q]
         return counts
 
@@ -779,16 +788,15 @@ class GameState:
         hands (keeping the tiles known to be there because they were taken
         with the pile), the stock order and the untaken muertos."""
         new = self.clone()
-        pool = np.repeat(np.arange(NUM_KINDS), self.unseen_counts(player))
-        pool = rng.permutation(pool).tolist()
+        shuffled = rng.permutation(np.repeat(_KIND_IDS, self.unseen_counts(player)))
+        pool = shuffled.tolist()
         pos = 0
         for q in range(self.num_players):
             if q == player:
                 continue
             hidden = self.hand_size[q] - int(self.known[q].sum())
-            hand = self.known[q].astype(np.int8).copy()
-            np.add.at(hand, pool[pos : pos + hidden], 1)
-            new.hands[q] = hand
+            dealt = np.bincount(shuffled[pos : pos + hidden], minlength=NUM_KINDS)
+            new.hands[q] = self.known[q] + dealt
             if self.phase == Phase.PRIVILEGE and q == self.current and hidden > 0:
                 new.privilege_tile = pool[pos + hidden - 1]
             pos += hidden

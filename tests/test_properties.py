@@ -131,6 +131,17 @@ def full_counts(rules) -> np.ndarray:
     return np.array([copies(k, rules) for k in range(53)], dtype=np.int64)
 
 
+def visible_counts(state: GameState, player: int) -> np.ndarray:
+    """The tiles ``player`` can locate (E2's public part): his hand, the pile,
+    every meld and the tiles the others are known to hold from the pile."""
+    seen = [*state.pile, *(k for side in state.melds for meld in side for k, _ in tiles_of(meld))]
+    counts = np.bincount(seen, minlength=53) + state.hands[player]
+    for q in range(state.num_players):
+        if q != player:
+            counts += state.known[q]
+    return counts
+
+
 def check_conservation(state: GameState, full: np.ndarray) -> None:
     """E1, plus the redundant counters agreeing with what they count."""
     counts = fast_counts(state)
@@ -946,6 +957,8 @@ def run_preset_properties(preset: str, num_players: int, hands: int, oracle_ever
         step[0] += 1
         if step[0] % oracle_every == 1:  # E2: resampled hidden information is invisible
             player = int(rng.integers(num_players))
+            # what the seat cannot locate, counted where it is, is everything it cannot see (E1, E2)
+            assert np.array_equal(state.unseen_counts(player), full - visible_counts(state, player))
             other = state.determinize(player, rng)
             assert np.array_equal(observer.encode(state, player), observer.encode(other, player)), "E2"
             assert np.array_equal(fast_counts(other), full), "E1 after determinize"
