@@ -172,6 +172,51 @@ def test_b9_b10_natural_additions() -> None:
     assert len(displaced) == 2 and all(is_natural_addition(dirty, o) for o in displaced)
 
 
+def test_planner_feed_reads_what_the_next_player_may_hold() -> None:
+    """The planner's discard risk (``Position.next_holds``, computed once per
+    decision): a tile the next player is known to hold (taken with the pile)
+    is held for sure, twice when known twice; any other is held with chance
+    ``hidden_share * live copies`` (at most 1), a pair with half its square,
+    or with that single chance when one copy is known; and ``unseen`` is the
+    full set less everything the player sees (E1, E2), on the true state as on
+    a determinization of it."""
+    from agents.heuristic.position import Position
+    from agents.heuristic.weights import PLANNER_WEIGHTS
+    from burako_env.melds import meld_kinds
+
+    rng = np.random.default_rng(4)
+    checked = with_known = 0
+    for seed in range(6):
+        state = GameState.new_game(np.random.default_rng(seed), "burako", 2)
+        planner = PlannerPolicy()
+        while state.hand_scores is None and state.turn < 120:
+            legal = state.legal_actions()
+            if checked % 7 == 0:
+                for view in (state, state.determinize(state.current, rng)):
+                    ctx = Position(view, PLANNER_WEIGHTS)
+                    me, nxt = ctx.player, ctx.next_player
+                    seen = (
+                        np.bincount(
+                            [*state.pile, *(k for side in state.melds for m in side for k in meld_kinds(m))],
+                            minlength=53,
+                        )
+                        + state.hands[me]
+                        + state.known[nxt]
+                    )
+                    assert ctx.unseen == (state.rules.full_counts() - seen).tolist()
+                    known = state.known[nxt].tolist()
+                    f = ctx.hidden_share(nxt)
+                    one, two = ctx.next_holds
+                    for k in range(53):
+                        p = min(1.0, f * max(ctx.unseen[k], 0))
+                        assert one[k] == (1.0 if known[k] else p)
+                        assert two[k] == (1.0 if known[k] >= 2 else p if known[k] == 1 else 0.5 * p * p)
+                    with_known += any(known)
+            checked += 1
+            state.apply(planner.choose(state.clone(), legal) if len(legal) > 1 else legal[0])
+    assert with_known >= 5, with_known
+
+
 @pytest.mark.parametrize("settings_class", ["heuristic", "search"])
 def test_every_weight_and_setting_is_documented_and_read(settings_class: str) -> None:
     """Each field of HeuristicWeights and SearchSettings has its own ``#:``

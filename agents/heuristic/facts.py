@@ -102,6 +102,11 @@ class RuleFacts:
                 rest = list(kinds)
                 rest.remove(k)
                 self.natural_others[k].append((rest[0], rest[1], PATTERNS[i].is_run))
+        #: per kind, each natural pattern holding it less every copy of that kind: the tiles a player
+        #: must hold for the kind to complete the pattern in his hand
+        self.natural_partners: list[tuple[tuple[int, ...], ...]] = [
+            tuple(tuple(x for x in kinds if x != k) for _i, kinds in self.natural_with[k]) for k in range(NUM_KINDS)
+        ]
         self.pattern_kinds: list[tuple[int, ...]] = [tuple(meld_kinds(m)) for m in PATTERNS]
         self.pattern_value: list[int] = [sum(self.values[k] for k in ks) for ks in self.pattern_kinds]
         self._natural_adds: dict[Meld, tuple[int, ...]] = {}

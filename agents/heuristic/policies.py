@@ -241,10 +241,9 @@ class HeuristicPolicy:
         for s, side_weight in ctx.opponent_weights.items():
             if ctx.side_addable(s)[kind]:
                 penalty += side_weight * cost
-        known = ctx.next_known
-        if any(known):
-            for _i, kinds in ctx.facts.natural_with[kind]:
-                need = [k for k in kinds if k != kind]
+        if ctx.next_known_any:
+            known = ctx.next_known
+            for need in ctx.facts.natural_partners[kind]:
                 if all(known[k] > 0 for k in need):
                     penalty += w.feed_known_share * cost
                     break
@@ -377,23 +376,10 @@ class PlannerPolicy(HeuristicPolicy):
         hold): taking the pile is then open to him."""
         penalty = super()._feed(ctx, kind)
         nxt = ctx.next_player
-        known = ctx.next_known
-        unseen = ctx.unseen
-        f = ctx.hidden_share(nxt)
+        holds_one, holds_two = ctx.next_holds
         p_none = 1.0
         for a, b, _is_run in ctx.facts.natural_others[kind]:
-            if a == b:
-                if known[a] >= 2:
-                    p = 1.0
-                elif known[a] == 1:
-                    p = min(1.0, f * max(unseen[a], 0))
-                else:
-                    p = 0.5 * min(1.0, f * max(unseen[a], 0)) ** 2
-            else:
-                pa = 1.0 if known[a] else min(1.0, f * max(unseen[a], 0))
-                pb = 1.0 if known[b] else min(1.0, f * max(unseen[b], 0))
-                p = pa * pb
-            p_none *= 1.0 - p
+            p_none *= 1.0 - (holds_two[a] if a == b else holds_one[a] * holds_one[b])
         weight = ctx.opponent_weights.get(ctx.state.side_of[nxt], 0.0)
         return penalty + weight * (1.0 - p_none) * self._feed_cost(ctx)
 

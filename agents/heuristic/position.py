@@ -43,6 +43,8 @@ class Position:
         self._leftover: int | None = None
         self._unseen: list[int] | None = None
         self._next_known: list[int] | None = None
+        self._next_holds: tuple[list[float], list[float]] | None = None
+        self._opponent_weights: dict[int, float] | None = None
         self._going_out: bool | None = None
 
     # -- melds
@@ -78,17 +80,10 @@ class Position:
         """Copies of each kind this player cannot locate (other hands beyond
         their known tiles, stock, muertos): the live ones."""
         if self._unseen is None:
-            state = self.state
-            located = state.pile_counts.astype(np.int64) + state.hands[self.player]
-            for q in range(state.num_players):
-                if q != self.player:
-                    located += state.known[q]
-            unseen = (self.facts.full_counts - located).tolist()
-            kinds_of = self.facts.meld_kinds
-            for side_melds in state.melds:
-                for meld in side_melds:
-                    for k in kinds_of(meld):
-                        unseen[k] -= 1
+            # counted where the tiles are; by tile conservation (E1) that is the full set less
+            # everything this player sees, the same numbers on the true state and on any
+            # determinization of it (GameState.unseen_counts)
+            unseen = self.state.unseen_counts(self.player).tolist()
             self._unseen = unseen
         return self._unseen
 
@@ -98,6 +93,26 @@ class Position:
         if self._next_known is None:
             self._next_known = self.state.known[self.next_player].tolist()
         return self._next_known
+
+    @property
+    def next_known_any(self) -> bool:
+        """The next player is known to hold some tile taken with the pile."""
+        return any(self.next_known)
+
+    @property
+    def next_holds(self) -> tuple[list[float], list[float]]:
+        """Per kind, the chance that the next player holds a copy of it, and
+        that he holds two (a pair); exactly for the tiles he is known to hold,
+        else from the unseen copies and his hidden hand's share of them
+        (:meth:`hidden_share`). Once per decision: every discard asks."""
+        if self._next_holds is None:
+            known = self.state.known[self.next_player]
+            f = self.hidden_share(self.next_player)
+            p = np.minimum(1.0, f * np.maximum(np.asarray(self.unseen), 0))
+            one = np.where(known > 0, 1.0, p)
+            two = np.where(known >= 2, 1.0, np.where(known == 1, p, 0.5 * p * p))
+            self._next_holds = one.tolist(), two.tolist()
+        return self._next_holds
 
     def hidden_share(self, player: int) -> float:
         """The chance that one unseen tile is in ``player``'s hidden hand."""
@@ -111,10 +126,13 @@ class Position:
     def opponent_weights(self) -> dict[int, float]:
         """Opponent sides and how much feeding each matters: the next seat
         takes the pile first."""
-        state = self.state
-        nxt_side = state.side_of[self.next_player]
-        near, far = self.weights.feed_next_side, self.weights.feed_other_side
-        return {s: (near if s == nxt_side else far) for s in range(state.num_sides) if s != self.side}
+        if self._opponent_weights is None:
+            state = self.state
+            nxt_side = state.side_of[self.next_player]
+            near, far = self.weights.feed_next_side, self.weights.feed_other_side
+            weights = {s: (near if s == nxt_side else far) for s in range(state.num_sides) if s != self.side}
+            self._opponent_weights = weights
+        return self._opponent_weights
 
     @property
     def clean_canasta(self) -> bool:

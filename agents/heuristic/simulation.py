@@ -45,9 +45,10 @@ def simulate_melding(hand: list[int], melds: list[Meld], ctx: Position, use_wild
     gain = 0.0
     for _ in range(MAX_ROUNDS):
         progressed = False
+        held = [k for k in range(NUM_KINDS) if hand[k] > 0]  # the kinds worth trying, in kind order
         for j, meld in enumerate(melds):
             addable = t.addable(meld)
-            for k in range(NUM_KINDS):
+            for k in held:
                 if hand[k] <= 0 or not addable[k]:
                     continue
                 natural = [o for o in t.outcomes(meld, k) if is_natural_addition(meld, o)]
