@@ -110,19 +110,9 @@ class RuleFacts:
         self.pattern_kinds: list[tuple[int, ...]] = [tuple(meld_kinds(m)) for m in PATTERNS]
         self.pattern_value: list[int] = [sum(self.values[k] for k in ks) for ks in self.pattern_kinds]
         self._natural_adds: dict[Meld, tuple[int, ...]] = {}
-        self._meld_kinds: dict[Meld, tuple[int, ...]] = {}
-        self.full_counts = rules.full_counts().astype(np.int64)
         bonus = rules.canasta_bonus
         self.clean_bonus = bonus["clean"]
         self.dirty_bonus = bonus["dirty"]
-
-    def meld_kinds(self, meld: Meld) -> tuple[int, ...]:
-        """The tiles of a meld (cached per meld)."""
-        found = self._meld_kinds.get(meld)
-        if found is None:
-            found = tuple(meld_kinds(meld))
-            self._meld_kinds[meld] = found
-        return found
 
     def natural_adds(self, meld: Meld, tables: Any) -> tuple[int, ...]:
         """Kinds that extend ``meld`` as natural tiles (cached per meld)."""

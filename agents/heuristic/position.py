@@ -5,6 +5,9 @@ computed lazily once per decision (most decisions read a few facts only).
 engine state (melds, pile, hand and stock sizes, the tiles each player took
 with the pile, who took a muerto), so the same code serves the agents (on
 ``view.public_state()``) and the search's rollouts (on a determinization).
+The one count it takes from where hidden tiles lie, ``unseen``
+(``GameState.unseen_counts``), is by tile conservation (E1) the full set less
+what the player sees: the same numbers on every determinization.
 """
 
 from __future__ import annotations
