@@ -63,7 +63,7 @@ def main() -> None:
     parser.add_argument("--base", required=True, help="a checkout of the code to compare against (git worktree add)")
     parser.add_argument("--config", default="configs/ppo_reference.yaml")
     parser.add_argument("--rounds", type=int, default=5, help="timed rounds per checkout (default 5)")
-    parser.add_argument("--league", choices=["config", "selfplay"], default="config")
+    parser.add_argument("--league", choices=["config", "running", "selfplay"], default="config")
     parser.add_argument("--path", default="new", help="bench_training's path: new (default) or today")
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=V", help="a config field for both")
     parser.add_argument("--serve", help=argparse.SUPPRESS)  # internal: run one checkout's trainer

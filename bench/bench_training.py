@@ -34,8 +34,13 @@ those fields changed (a smaller network, fewer passes), e.g.
 nothing of how well it learns.
 
 ``--league``: ``config`` (the config's league as it starts: self-play share
-plus the baselines), ``selfplay`` (``self_play_fraction: 1``: the loop
-without baseline agents), or ``both``.
+plus the baselines; with no snapshot yet the baselines get every other game,
+80% in the reference config), ``running`` (the config's league once a run is
+under way: ``max_snapshots`` snapshots in it, copies of the starting network
+that cost what trained ones cost, so ``baseline_fraction`` holds; 20% in the
+reference config, ``--variant NAME:baseline_fraction=0.4`` its later share),
+``selfplay`` (``self_play_fraction: 1``: the loop without baseline agents), or
+``both`` (config and selfplay).
 """
 
 from __future__ import annotations
@@ -63,12 +68,15 @@ import torch  # noqa: E402
 from training.ppo import Trainer, load_config  # noqa: E402
 
 PATHS: dict[str, list[str]] = {
-    "today": ["rollout=engine", "policy_head=full", "precision=float32", "update_threads=2", "keep_freed_memory=false"],
+    "today": [
+        *("rollout=engine", "policy_head=full", "precision=float32", "update_threads=2", "keep_freed_memory=false"),
+        "baseline_worker_share=0",
+    ],
     "new": ["rollout=vector", "policy_head=legal", "torch_threads=1", "num_envs=128", "precision=auto"],
 }
 #: paths whose optimiser is today's plain (unfused) Adam
 PLAIN_ADAM = {"today"}
-LEAGUES: dict[str, list[str]] = {"config": [], "selfplay": ["self_play_fraction=1.0"]}
+LEAGUES: dict[str, list[str]] = {"config": [], "running": [], "selfplay": ["self_play_fraction=1.0"]}
 
 
 def load() -> str:
@@ -84,6 +92,9 @@ def make_trainer(
     if batch is not None:
         overrides.append(f"batch_size={batch}")
     trainer = Trainer(load_config(config, overrides), progress=False)
+    if league == "running":  # snapshots in the league, so the config's baseline_fraction holds
+        for number in range(1, trainer.cfg.max_snapshots + 1):
+            trainer.league.add_snapshot(number, trainer.net.state_dict())
     if path == "today":  # before issue 15 every batch multiplied all 74 meld slots, each minibatch a fresh tensor
         trainer.net.skip_empty_slots_from = None
         trainer.reuse_minibatch_buffer = False
@@ -173,7 +184,7 @@ def main() -> None:
     parser.add_argument("--config", default=str(ROOT / "configs" / "ppo_selfplay.yaml"))
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds per path (median; default 3)")
     parser.add_argument("--batch", type=int, default=None, help="batch_size override (default: the config's)")
-    parser.add_argument("--league", choices=("config", "selfplay", "both"), default="both")
+    parser.add_argument("--league", choices=("config", "running", "selfplay", "both"), default="both")
     parser.add_argument("--paths", default="today,new", help="comma-separated: today,new")
     parser.add_argument(
         "--variant",
