@@ -284,16 +284,23 @@ class PolicyNet(nn.Module):
         """The logits of the (row, action) pairs only: dot products of the torso
         output with those actions' rows of the policy head (its weights read as
         action embeddings). Equal to ``forward``'s logits at those pairs."""
-        weight, bias = self.policy_head.weight, self.policy_head.bias
-        # index_select, not h[rows]: its backward is an index_add, several times
-        # faster on CPU than advanced indexing's index_put (bench/README.md, profile)
-        return (h.index_select(0, rows) * weight.index_select(0, cols)).sum(1) + bias.index_select(0, cols)
+        return pair_logits(h, rows, self.policy_head.weight, self.policy_head.bias, cols)
 
     def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Raw logits over every action (batch, NUM_ACTIONS) and values (batch,)."""
         h, value = self.features(obs)
         with torch.autocast(h.device.type, enabled=False):
             return self.policy_head(h), value
+
+
+def pair_logits(
+    h: torch.Tensor, rows: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, cols: torch.Tensor
+) -> torch.Tensor:
+    """Logits of (row, head row) pairs: row ``rows`` of the torso output ``h``
+    dotted with row ``cols`` of a policy head's ``weight``, plus its ``bias``."""
+    # index_select, not h[rows]: its backward is an index_add, several times
+    # faster on CPU than advanced indexing's index_put (bench/README.md, profile)
+    return (h.index_select(0, rows) * weight.index_select(0, cols)).sum(1) + bias.index_select(0, cols)
 
 
 def _cpu_autocast() -> bool:

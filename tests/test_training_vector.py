@@ -26,7 +26,13 @@ from training import memory
 from training import ppo as ppo_module
 from training.league import SELF
 from training.memory import keep_freed_memory
-from training.network import LegalIndex, evaluate_actions, evaluate_actions_dense, sample_actions
+from training.network import (
+    LegalIndex,
+    evaluate_actions,
+    evaluate_actions_dense,
+    legal_log_probs,
+    sample_actions,
+)
 from training.ppo import (
     PPOConfig,
     Trainer,
@@ -120,6 +126,49 @@ def test_legal_action_head_samples_only_legal_actions_and_matches_the_full_head(
         (lp.mean() + 0.1 * ent.mean() + values.mean()).backward()
         grads.append(net.policy_head.weight.grad.clone())
     assert torch.allclose(grads[0], grads[1], atol=1e-6)
+
+
+def test_snapshots_sample_in_one_pass_each_from_its_own_network(tmp_path: Path) -> None:
+    """The rollout samples every snapshot's rows in one pass (``Trainer.snapshot_groups``):
+    each row's legal log-probabilities are its own snapshot's, whatever the order and
+    grouping of the snapshots in the step, and every sampled move is legal (E3); the
+    stacked heads are rebuilt when the cached snapshots change, not every step."""
+    trainer = Trainer(vector_config(tmp_path, max_snapshots=3), progress=False)
+    try:
+        for number in (1, 2, 3):  # three different networks
+            with torch.no_grad():
+                for parameter in trainer.net.parameters():
+                    parameter.add_(0.05 * torch.randn_like(parameter))
+            trainer.league.add_snapshot(number, trainer.net.state_dict())
+        names = list(trainer.league.snapshots)
+        obs, mask = real_positions(60)
+        for order, sizes in (([2, 0, 1], [7, 20, 33]), ([1, 2], [30, 30]), ([0], [60])):
+            chosen = [names[i] for i in order]
+            groups = trainer.snapshot_groups(chosen, sizes)
+            h, _ = groups.features(obs)
+            _, _, logp = legal_log_probs(groups, h, mask)
+            start = 0
+            own = []
+            for name, size in zip(chosen, sizes, strict=True):
+                net = trainer._snapshot_net(name)
+                own.append(
+                    legal_log_probs(net, net.features(obs[start : start + size])[0], mask[start : start + size])[2]
+                )
+                start += size
+            assert torch.allclose(logp, torch.cat(own), atol=1e-6)
+            for _ in range(5):
+                actions, _, _ = sample_actions(groups, obs, mask)
+                assert bool(mask[torch.arange(len(mask)), actions].all())
+        heads = trainer._snapshot_heads
+        trainer.snapshot_groups(names[:1], [60])
+        assert trainer._snapshot_heads is heads  # same snapshots cached: the stack is reused
+        trainer.league.add_snapshot(4, trainer.net.state_dict())  # the oldest leaves the league
+        trainer.rollout.opponent = [SELF] * len(trainer.rollout.opponent)  # and no table plays it
+        trainer.snapshot_groups([list(trainer.league.snapshots)[-1]], [60])
+        assert trainer._snapshot_heads is not heads
+        assert set(trainer._snapshot_heads[0]) == set(trainer.league.snapshots)
+    finally:
+        trainer.close()
 
 
 @pytest.mark.parametrize("reuse_buffer", [True, False])

@@ -96,7 +96,7 @@ from training.games import check_agent_game, game_and_rules
 from training.league import League
 from training.locks import folder_lock
 from training.memory import keep_freed_memory
-from training.network import LegalIndex, evaluate_actions, evaluate_actions_dense
+from training.network import LegalIndex, SnapshotGroups, evaluate_actions, evaluate_actions_dense
 from training.resume import latest_checkpoint, new_run_dir, record_config, restore, save_checkpoint
 from training.rollout import VectorRollout, episode_batch, episode_length, unpack_masks
 from training.rummy_rollout import RummyRollout
@@ -598,6 +598,8 @@ class Trainer:
             baseline_fraction=config.baseline_fraction,
         )
         self.snapshot_nets: dict[str, PolicyNet] = {}
+        #: the cached snapshot nets' policy heads, stacked in ``snapshot_nets`` order (:meth:`snapshot_groups`)
+        self._snapshot_heads: tuple[tuple[str, ...], torch.Tensor, torch.Tensor] | None = None
         self.update = 0
         self.global_step = 0
         self.episodes_done = 0
@@ -650,6 +652,22 @@ class Trainer:
             self.snapshot_nets = {k: v for k, v in self.snapshot_nets.items() if k in in_use}
             self.snapshot_nets[name] = net
         return net
+
+    def snapshot_groups(self, names: list[str], sizes: list[int]) -> SnapshotGroups:
+        """The snapshots ``names`` (``sizes[i]`` rows each, in that order) as one sampling pass
+        (:class:`training.network.SnapshotGroups`). Their heads are stacked once per change of the
+        cached snapshots (every ``snapshot_every`` updates), not once per step."""
+        nets = [self._snapshot_net(name) for name in names]
+        key = tuple(self.snapshot_nets)
+        if self._snapshot_heads is None or self._snapshot_heads[0] != key:
+            heads = [net.policy_head for net in self.snapshot_nets.values()]
+            weight = torch.cat([head.weight.detach() for head in heads])
+            bias = torch.cat([head.bias.detach() for head in heads])
+            self._snapshot_heads = (key, weight, bias)
+        _, weight, bias = self._snapshot_heads
+        actions = self.net.shape.num_actions
+        offsets = [key.index(name) * actions for name in names]
+        return SnapshotGroups(nets, sizes, weight, bias, offsets)
 
     def collect(self) -> list[Any]:
         """Play until at least ``batch_size`` learner decisions lie in finished episodes."""

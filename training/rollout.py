@@ -356,12 +356,13 @@ class VectorRollout(StoredCollect):
             for row, i in zip(stored.tolist(), learner_rows.tolist(), strict=True):
                 live[i][current[i]].append(row)
         t2 = clock()
-        for name, rows in snapshot_rows.items():
-            index = np.asarray(rows)
+        if snapshot_rows:  # every snapshot's rows in one sampling pass, each through its own torso
+            index = np.concatenate([np.asarray(rows) for rows in snapshot_rows.values()])
+            groups = t.snapshot_groups(list(snapshot_rows), [len(rows) for rows in snapshot_rows.values()])
             obs = torch.from_numpy(env.obs[index]).to(t.device)
             mask = torch.from_numpy(masks[index].view(np.bool_)).to(t.device)
             with t.autocast():
-                chosen, _, _ = sample_actions(t._snapshot_net(name), obs, mask)
+                chosen, _, _ = sample_actions(groups, obs, mask)
             actions[index] = chosen.cpu().numpy()
         t3 = clock()
         for i in baseline_rows:
