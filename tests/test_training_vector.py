@@ -128,12 +128,13 @@ def test_legal_action_head_samples_only_legal_actions_and_matches_the_full_head(
     assert torch.allclose(grads[0], grads[1], atol=1e-6)
 
 
-def test_snapshots_sample_in_one_pass_each_from_its_own_network(tmp_path: Path) -> None:
+@pytest.mark.parametrize("value_torso", [False, True])
+def test_snapshots_sample_in_one_pass_each_from_its_own_network(tmp_path: Path, value_torso: bool) -> None:
     """The rollout samples every snapshot's rows in one pass (``Trainer.snapshot_groups``):
     each row's legal log-probabilities are its own snapshot's, whatever the order and
     grouping of the snapshots in the step, and every sampled move is legal (E3); the
     stacked heads are rebuilt when the cached snapshots change, not every step."""
-    trainer = Trainer(vector_config(tmp_path, max_snapshots=3), progress=False)
+    trainer = Trainer(vector_config(tmp_path, max_snapshots=3, value_torso=value_torso), progress=False)
     try:
         for number in (1, 2, 3):  # three different networks
             with torch.no_grad():
@@ -155,18 +156,18 @@ def test_snapshots_sample_in_one_pass_each_from_its_own_network(tmp_path: Path) 
                     legal_log_probs(net, net.features(obs[start : start + size])[0], mask[start : start + size])[2]
                 )
                 start += size
-            assert torch.allclose(logp, torch.cat(own), atol=1e-6)
+            assert torch.allclose(logp, torch.cat(own), atol=1e-5)
             for _ in range(5):
                 actions, _, _ = sample_actions(groups, obs, mask)
                 assert bool(mask[torch.arange(len(mask)), actions].all())
-        heads = trainer._snapshot_heads
+        stack = trainer._snapshot_stack
         trainer.snapshot_groups(names[:1], [60])
-        assert trainer._snapshot_heads is heads  # same snapshots cached: the stack is reused
+        assert trainer._snapshot_stack is stack  # same snapshots cached: the stack is reused
         trainer.league.add_snapshot(4, trainer.net.state_dict())  # the oldest leaves the league
         trainer.rollout.opponent = [SELF] * len(trainer.rollout.opponent)  # and no table plays it
         trainer.snapshot_groups([list(trainer.league.snapshots)[-1]], [60])
-        assert trainer._snapshot_heads is not heads
-        assert set(trainer._snapshot_heads[0]) == set(trainer.league.snapshots)
+        assert trainer._snapshot_stack is not stack
+        assert set(trainer._snapshot_stack[0]) == set(trainer.league.snapshots)
     finally:
         trainer.close()
 

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from torch.distributions import Categorical
 
-from agents.network import PolicyNet, masked_logits, pair_logits
+from agents.network import PolicyNet, StackedTorsos, masked_logits, pair_logits
 
 
 def masked_distribution(logits: torch.Tensor, mask: torch.Tensor) -> Categorical:
@@ -74,38 +74,32 @@ class LegalIndex:
 
 class SnapshotGroups:
     """Several frozen networks' rows sampled in one pass: ``sample_actions(groups, obs, mask)``
-    where ``obs`` holds ``sizes[0]`` rows for ``nets[0]``, then ``sizes[1]`` for ``nets[1]``, ...
+    where ``obs`` holds ``sizes[0]`` rows for the stack's network ``members[0]``, then
+    ``sizes[1]`` for ``members[1]``, ...
 
-    Each network runs its own torso on its rows (:meth:`PolicyNet.features`); the legal
-    logits of every row come from one stack of the networks' policy heads (``head_weight``,
-    ``head_bias``: network ``i``'s rows start at ``offsets[i]``), and the masked softmax and the
-    sampling run once for all rows. Sampled per network instead, six snapshots spent about half
-    of their rollout time in those per-call costs (bench/README.md). The log-probabilities are
-    each network's own (``tests/test_training_vector.py``); values are not computed."""
+    The rows go through their own networks' torsos together (:class:`StackedTorsos`), the legal
+    logits of every row come from its own network's head (the stacked heads), and the masked
+    softmax and the sampling run once for all rows. One pass per snapshot cost six snapshots
+    about 0.4 of a running league's rollout, nearly all of it per-operation overhead on a few
+    rows each (bench/README.md). The log-probabilities are each network's own to float
+    rounding (``tests/test_training_vector.py``); values are not computed."""
 
-    def __init__(
-        self,
-        nets: list[PolicyNet],
-        sizes: list[int],
-        head_weight: torch.Tensor,
-        head_bias: torch.Tensor,
-        offsets: list[int],
-    ) -> None:
-        self.nets = nets
+    def __init__(self, stack: StackedTorsos, members: list[int], sizes: list[int]) -> None:
+        self.stack = stack
+        self.members = members
         self.sizes = sizes
-        self.head_weight = head_weight
-        self.head_bias = head_bias
-        self.row_offsets = torch.repeat_interleave(torch.tensor(offsets), torch.tensor(sizes)).to(head_weight.device)
+        offsets = torch.tensor(members) * stack.num_actions
+        self.row_offsets = torch.repeat_interleave(offsets, torch.tensor(sizes)).to(stack.head_weight.device)
 
     def features(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Every network's torso output on its rows, in order; the values are zeros (unused)."""
-        parts = obs.split(self.sizes)
-        h = torch.cat([net.features(part)[0] for net, part in zip(self.nets, parts, strict=True)])
+        """Every row's torso output from its own network; the values are zeros (unused)."""
+        h = self.stack.features(obs, self.members, self.sizes)
         return h, h.new_zeros(h.shape[0])
 
     def logits_of(self, h: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor) -> torch.Tensor:
         """The (row, action) pairs' logits, each from the head of the network that owns its row."""
-        return pair_logits(h, rows, self.head_weight, self.head_bias, self.row_offsets.index_select(0, rows) + cols)
+        offsets = self.row_offsets.index_select(0, rows)
+        return pair_logits(h, rows, self.stack.head_weight, self.stack.head_bias, offsets + cols)
 
 
 def legal_log_probs(

@@ -79,7 +79,7 @@ from torch import nn
 from tqdm import tqdm
 
 from agents import checkpoint as ckpt
-from agents.network import NetworkShape, PolicyNet, parameter_count
+from agents.network import NetworkShape, PolicyNet, StackedTorsos, parameter_count
 from agents.options import split_assignment, yaml_value
 from agents.registry import agent_names, is_agent, make_agent
 from burako_env.observation import Observer
@@ -598,8 +598,8 @@ class Trainer:
             baseline_fraction=config.baseline_fraction,
         )
         self.snapshot_nets: dict[str, PolicyNet] = {}
-        #: the cached snapshot nets' policy heads, stacked in ``snapshot_nets`` order (:meth:`snapshot_groups`)
-        self._snapshot_heads: tuple[tuple[str, ...], torch.Tensor, torch.Tensor] | None = None
+        #: the cached snapshot nets stacked in ``snapshot_nets`` order (:meth:`snapshot_groups`)
+        self._snapshot_stack: tuple[tuple[str, ...], StackedTorsos] | None = None
         self.update = 0
         self.global_step = 0
         self.episodes_done = 0
@@ -655,19 +655,15 @@ class Trainer:
 
     def snapshot_groups(self, names: list[str], sizes: list[int]) -> SnapshotGroups:
         """The snapshots ``names`` (``sizes[i]`` rows each, in that order) as one sampling pass
-        (:class:`training.network.SnapshotGroups`). Their heads are stacked once per change of the
-        cached snapshots (every ``snapshot_every`` updates), not once per step."""
-        nets = [self._snapshot_net(name) for name in names]
+        (:class:`training.network.SnapshotGroups`). The cached snapshot nets are stacked once
+        per change of the cache (every ``snapshot_every`` updates), not once per step."""
+        for name in names:
+            self._snapshot_net(name)
         key = tuple(self.snapshot_nets)
-        if self._snapshot_heads is None or self._snapshot_heads[0] != key:
-            heads = [net.policy_head for net in self.snapshot_nets.values()]
-            weight = torch.cat([head.weight.detach() for head in heads])
-            bias = torch.cat([head.bias.detach() for head in heads])
-            self._snapshot_heads = (key, weight, bias)
-        _, weight, bias = self._snapshot_heads
-        actions = self.net.shape.num_actions
-        offsets = [key.index(name) * actions for name in names]
-        return SnapshotGroups(nets, sizes, weight, bias, offsets)
+        if self._snapshot_stack is None or self._snapshot_stack[0] != key:
+            self._snapshot_stack = (key, StackedTorsos(list(self.snapshot_nets.values())))
+        _, stack = self._snapshot_stack
+        return SnapshotGroups(stack, [key.index(name) for name in names], sizes)
 
     def collect(self) -> list[Any]:
         """Play until at least ``batch_size`` learner decisions lie in finished episodes."""
