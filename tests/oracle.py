@@ -33,6 +33,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
+
 from burako_env import actions as A
 from burako_env.melds import PATTERNS, Meld
 
@@ -558,4 +560,16 @@ def tile_locations(state: Any) -> Counter:
     for side in state.melds:
         for meld in side:
             counts.update(k for _, k in canon_of(meld)[1])
+    return counts
+
+
+def visible_counts(state: Any, player: int) -> np.ndarray:
+    """The tiles ``player`` can locate (E2's public part), per kind, from the
+    raw fields: his hand, the pile, every meld and the tiles the others are
+    known to hold from the pile. The full set less this is what he cannot see."""
+    seen = [*state.pile, *(k for side in state.melds for meld in side for k, _ in tiles_of(meld))]
+    counts = np.bincount(seen, minlength=state.hands.shape[1]) + state.hands[player]
+    for q in range(state.num_players):
+        if q != player:
+            counts += state.known[q]
     return counts

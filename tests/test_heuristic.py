@@ -180,9 +180,10 @@ def test_planner_feed_reads_what_the_next_player_may_hold() -> None:
     or with that single chance when one copy is known; and ``unseen`` is the
     full set less everything the player sees (E1, E2), on the true state as on
     a determinization of it."""
+    from oracle import visible_counts
+
     from agents.heuristic.position import Position
     from agents.heuristic.weights import PLANNER_WEIGHTS
-    from burako_env.melds import meld_kinds
 
     rng = np.random.default_rng(4)
     checked = with_known = 0
@@ -195,15 +196,7 @@ def test_planner_feed_reads_what_the_next_player_may_hold() -> None:
                 for view in (state, state.determinize(state.current, rng)):
                     ctx = Position(view, PLANNER_WEIGHTS)
                     me, nxt = ctx.player, ctx.next_player
-                    seen = (
-                        np.bincount(
-                            [*state.pile, *(k for side in state.melds for m in side for k in meld_kinds(m))],
-                            minlength=53,
-                        )
-                        + state.hands[me]
-                        + state.known[nxt]
-                    )
-                    assert ctx.unseen == (state.rules.full_counts() - seen).tolist()
+                    assert ctx.unseen == (state.rules.full_counts() - visible_counts(state, me)).tolist()
                     known = state.known[nxt].tolist()
                     f = ctx.hidden_share(nxt)
                     one, two = ctx.next_holds

@@ -39,6 +39,7 @@ from oracle import (
     tile_locations,
     tiles_of,
     valid_meld,
+    visible_counts,
 )
 
 from burako_env import actions as A
@@ -129,17 +130,6 @@ def fast_counts(state: GameState) -> np.ndarray:
 
 def full_counts(rules) -> np.ndarray:
     return np.array([copies(k, rules) for k in range(53)], dtype=np.int64)
-
-
-def visible_counts(state: GameState, player: int) -> np.ndarray:
-    """The tiles ``player`` can locate (E2's public part): his hand, the pile,
-    every meld and the tiles the others are known to hold from the pile."""
-    seen = [*state.pile, *(k for side in state.melds for meld in side for k, _ in tiles_of(meld))]
-    counts = np.bincount(seen, minlength=53) + state.hands[player]
-    for q in range(state.num_players):
-        if q != player:
-            counts += state.known[q]
-    return counts
 
 
 def check_conservation(state: GameState, full: np.ndarray) -> None:
