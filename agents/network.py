@@ -48,13 +48,14 @@ import numpy as np
 import torch
 from torch import nn
 
-from burako_env.actions import NUM_ACTIONS
-from burako_env.melds import MELD_FEATURE_SIZE, MELD_PRESENT
-from burako_env.observation import layout_id, observation_layout, observation_size
+from burako_env.actions import MAX_MELD_SLOTS, NUM_ACTIONS
+from burako_env.melds import MELD_FEATURE_OFFSETS, MELD_FEATURE_SIZE, MELD_PRESENT
+from burako_env.observation import RULE_FEATURES, layout_id, observation_layout, observation_size
 from burako_env.rules import Rules
 from burako_env.rummy import actions as rummy_actions
 from burako_env.rummy import observation as rummy_observation
 from burako_env.rummy.rules import RummyRules
+from burako_env.tiles import NUM_COLOURS, NUM_KINDS, NUM_NUMBERS, NUM_POSITIONS, NUM_WILD_KINDS, WILD_KINDS
 
 #: the batch size from which :meth:`PolicyNet.features` skips the meld slots no row uses: below it the
 #: bookkeeping costs more than it saves (one position: 103 us dense against 198 us, bench/README.md)
@@ -84,6 +85,9 @@ class NetworkShape:
     #: own second layer), so its loss shapes only the shared slot encoder, not the policy's torso;
     #: absent from shapes stored before it: one shared torso
     value_torso: bool = False
+    #: the torso also reads, per tile kind, the copies the seat cannot locate (:class:`UnseenCounts`,
+    #: derived from the observation, no parameters); absent from shapes stored before it: no
+    unseen_input: bool = False
 
     @classmethod
     def for_env(
@@ -93,6 +97,7 @@ class NetworkShape:
         hidden: int = 256,
         slot_embed: int = 16,
         value_torso: bool = False,
+        unseen_input: bool = False,
     ) -> NetworkShape:
         if game_of(rules) == "rummy":
             size, layout = rummy_observation.OBSERVATION_SIZE, rummy_observation.layout_id()
@@ -106,6 +111,7 @@ class NetworkShape:
             slot_embed=slot_embed,
             game=game_of(rules),
             value_torso=value_torso,
+            unseen_input=unseen_input,
         )
 
     @property
@@ -153,6 +159,87 @@ def _runs(indices: np.ndarray) -> list[tuple[int, int]]:
     return [(int(part[0]), int(part.size)) for part in np.split(flat, breaks) if part.size]
 
 
+class UnseenCounts(nn.Module):
+    """Per tile kind, the copies a seat cannot locate (other hands beyond their known tiles, the
+    stock, the untaken muertos), halved: ``GameState.unseen_counts`` read off the seat's own
+    observation, so nothing hidden enters (E2).
+
+    The observation holds these counts only spread out: melded tiles sit in the meld slots as a
+    run's colour and positions or a set's number and colours, a product of two one-hots that a
+    first linear layer cannot add up per kind. Whether a discard can feed the next player or a
+    tile may still come turns on them (the planner reads them, ``agents/heuristic``). By E1 they
+    are the full set less the seat's hand, the pile, the tiles known in other hands and every
+    meld's tiles. A privilege tile (B17) is in the hand already, and a pending addition's tile
+    stays in its player's hand until the end is chosen: both are counted as the engine counts
+    them, seen by that player, unseen by the others. No parameters."""
+
+    def __init__(self, num_players: int, rules: Rules | RummyRules | None) -> None:
+        super().__init__()
+        seg = {s.name: s for s in observation_layout(num_players, rules)}
+        # segments counted whole, one tile kind per column (several rows for known_in_hands)
+        self.seen = [(seg[name].offset, seg[name].size) for name in _SEEN_SEGMENTS]
+        #: ``(offset, slots)`` of each side's meld slots, filled from the first (``_slot_blocks``)
+        melds = seg["melds"]
+        self.blocks = [
+            (melds.offset + i * MAX_MELD_SLOTS * MELD_FEATURE_SIZE, MAX_MELD_SLOTS) for i in range(melds.shape[0])
+        ]
+        self.cards = seg["rules"].offset + [name for name, _ in RULE_FEATURES].index("cards")
+        # one product reads what a slot adds up to: [run colour | set colours x 2 | run positions less the
+        # wild's | set number | wild kind]; the runs' and sets' tiles are then products of its parts
+        off = MELD_FEATURE_OFFSETS
+        parts = [
+            ("run_colour", NUM_COLOURS, 1.0),
+            ("set_colours", NUM_COLOURS, 2.0),
+            ("run_positions", NUM_POSITIONS, 1.0),
+        ]
+        parts += [("set_number", NUM_NUMBERS, 1.0), ("wild_kind", NUM_WILD_KINDS, 1.0)]
+        read = torch.zeros(MELD_FEATURE_SIZE, sum(n for _, n, _ in parts))
+        col = 0
+        for name, n, scale in parts:
+            read[off[name] : off[name] + n, col : col + n] = scale * torch.eye(n)
+            col += n
+        positions = 2 * NUM_COLOURS
+        read[
+            off["wild_position"] : off["wild_position"] + NUM_POSITIONS, positions : positions + NUM_POSITIONS
+        ] = -torch.eye(NUM_POSITIONS)
+        self.register_buffer("read", read, persistent=False)
+        wild_to_kind = torch.zeros(NUM_WILD_KINDS, NUM_KINDS)
+        wild_to_kind[torch.arange(NUM_WILD_KINDS), torch.tensor(WILD_KINDS)] = 1.0
+        self.register_buffer("wild_to_kind", wild_to_kind, persistent=False)
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        batch = obs.shape[0]
+        # only the slots some row uses (a block's used slots are a prefix; an empty slot adds nothing)
+        used = []
+        for start, n_slots in self.blocks:
+            present = obs[:, start + MELD_PRESENT : start + n_slots * MELD_FEATURE_SIZE : MELD_FEATURE_SIZE]
+            in_use = present.ne(0).any(0).nonzero()
+            if in_use.numel():
+                used.append(obs[:, start : start + (int(in_use[-1]) + 1) * MELD_FEATURE_SIZE])
+        seen = obs.new_zeros(batch, NUM_KINDS)
+        if used:
+            slots = torch.cat(used, dim=1).reshape(-1, MELD_FEATURE_SIZE)
+            parts = (slots @ self.read).view(batch, -1, self.read.shape[1])
+            c, p = 2 * NUM_COLOURS, 2 * NUM_COLOURS + NUM_POSITIONS
+            # (run colour, set colours) against (positions, set number): the runs' and the sets' tiles
+            products = torch.bmm(parts[:, :, :c].transpose(1, 2), parts[:, :, c : p + NUM_NUMBERS])
+            runs = products[:, :NUM_COLOURS, :NUM_POSITIONS]
+            numbered = products[:, NUM_COLOURS:, NUM_POSITIONS:] + runs[:, :, :NUM_NUMBERS]
+            # position 14 is the high 1 (B6): the number 1's column
+            numbered = torch.cat([numbered[:, :, :1] + runs[:, :, NUM_NUMBERS:], numbered[:, :, 1:]], dim=2)
+            seen = torch.cat([numbered.reshape(batch, -1), seen[:, :1]], dim=1)
+            seen = seen + parts[:, :, p + NUM_NUMBERS :].sum(1) @ self.wild_to_kind
+        for start, size in self.seen:
+            seen = seen + obs[:, start : start + size].reshape(batch, -1, NUM_KINDS).sum(1)
+        jokers = 2.0 * (1.0 - obs[:, self.cards : self.cards + 1])  # B1; none with cards (V2)
+        full = torch.cat([obs.new_full((batch, NUM_KINDS - 1), 2.0), jokers], dim=1)
+        return 0.5 * (full - seen)
+
+
+#: the observation's segments whose tiles a seat sees, one column per kind (UnseenCounts)
+_SEEN_SEGMENTS = ("hand", "pile_counts", "known_in_hands")
+
+
 class PolicyNet(nn.Module):
     """Shared-slot-encoder MLP with policy and value heads."""
 
@@ -178,7 +265,11 @@ class PolicyNet(nn.Module):
         self.skip_empty_slots_from: int | None = SKIP_EMPTY_SLOTS_FROM
         if n_slots:  # Rummy has none
             self.slot_encoder = nn.Sequential(nn.Linear(MELD_FEATURE_SIZE, shape.slot_embed), nn.ReLU())
-        torso_in = n_slots * shape.slot_embed + rest.size
+        if shape.unseen_input and shape.game != "burako":
+            raise ValueError(f"unseen_input reads Burako's meld slots; the game {shape.game!r} has none")
+        #: the derived unseen counts, the torso input's last NUM_KINDS columns (None: not read)
+        self.unseen = UnseenCounts(shape.num_players, rules) if shape.unseen_input else None
+        torso_in = n_slots * shape.slot_embed + rest.size + (NUM_KINDS if self.unseen is not None else 0)
         # with a value torso the first layer is twice as wide: the policy's rows, then the value's (one
         # product, so the empty-slot skipping below serves both); each half has its own second layer
         first_width = shape.hidden * (2 if shape.value_torso else 1)
@@ -230,6 +321,8 @@ class PolicyNet(nn.Module):
             for start, size in self.slot_runs
         ]
         rest = [obs[:, start : start + size] for start, size in self.rest_runs]
+        if self.unseen is not None:
+            rest.append(self.unseen(obs))
         if encoded:  # the same dtype as the encodings (bfloat16 under training's autocast), so cat casts nothing
             rest = [part.to(encoded[0].dtype) for part in rest]
         return torch.cat([*encoded, *rest], dim=1)
@@ -260,7 +353,10 @@ class PolicyNet(nn.Module):
         batch, hidden, embed = obs.shape[0], first.weight.shape[0], self.shape.slot_embed
         n_slot_cols = sum(n for _, n in self.slot_blocks) * embed
         # the other segments: one product over a view of the weights' last columns
-        rest = torch.cat([obs[:, start : start + size] for start, size in self.rest_runs], dim=1)
+        rest = [obs[:, start : start + size] for start, size in self.rest_runs]
+        if self.unseen is not None:
+            rest.append(self.unseen(obs))
+        rest = torch.cat(rest, dim=1)
         out = torch.addmm(first.bias, rest, first.weight[:, n_slot_cols:].t())
         empty_encoding = self.slot_encoder(obs.new_zeros(1, MELD_FEATURE_SIZE))[0]
         col = 0
@@ -309,7 +405,7 @@ class StackedTorsos:
         first = nets[0]
         if first.shape.game != "burako" or any(net.shape != first.shape for net in nets):
             raise ValueError("StackedTorsos: Burako networks of one shape only")
-        self.slot_runs, self.rest_runs = first.slot_runs, first.rest_runs
+        self.slot_runs, self.rest_runs, self.unseen = first.slot_runs, first.rest_runs, first.unseen
         self.num_actions = first.shape.num_actions
         width = first.shape.hidden
 
@@ -344,6 +440,8 @@ class StackedTorsos:
             encoded = torch.baddbmm(self.encoder_bias, slots, self.encoder_weight).relu_()
             parts.append(encoded.view(stacked, longest, -1))
         parts += [x[:, :, start : start + size] for start, size in self.rest_runs]
+        if self.unseen is not None:
+            parts.append(self.unseen(x.view(stacked * longest, -1)).view(stacked, longest, -1))
         h = torch.baddbmm(self.first_bias, torch.cat(parts, dim=2), self.first_weight).relu_()
         h = torch.baddbmm(self.second_bias, h, self.second_weight).relu_()
         return h.view(stacked * longest, -1).index_select(0, place).float()  # float32 heads, as in features

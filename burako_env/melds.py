@@ -348,33 +348,34 @@ MELD_FEATURES: tuple[tuple[str, int], ...] = (
     ("clean", 1),
 )
 MELD_FEATURE_SIZE = sum(n for _, n in MELD_FEATURES)
-_OFFSETS: dict[str, int] = {}
+#: where each feature of :data:`MELD_FEATURES` starts in a slot's encoding
+MELD_FEATURE_OFFSETS: dict[str, int] = {}
 _acc = 0
 for _name, _n in MELD_FEATURES:
-    _OFFSETS[_name] = _acc
+    MELD_FEATURE_OFFSETS[_name] = _acc
     _acc += _n
 #: the feature that says a meld slot holds a meld (1) or is empty (0, and then every feature is 0)
-MELD_PRESENT = _OFFSETS["present"]
+MELD_PRESENT = MELD_FEATURE_OFFSETS["present"]
 
 
 def encode_meld(meld: Meld) -> np.ndarray:
     """The observation features of one meld (see :data:`MELD_FEATURES`)."""
     out = np.zeros(MELD_FEATURE_SIZE, dtype=np.float32)
-    out[_OFFSETS["present"]] = 1.0
+    out[MELD_FEATURE_OFFSETS["present"]] = 1.0
     if meld.is_run:
-        out[_OFFSETS["is_run"]] = 1.0
-        out[_OFFSETS["run_colour"] + meld.colour] = 1.0
-        out[_OFFSETS["run_positions"] + meld.lo - 1 : _OFFSETS["run_positions"] + meld.hi] = 1.0
+        out[MELD_FEATURE_OFFSETS["is_run"]] = 1.0
+        out[MELD_FEATURE_OFFSETS["run_colour"] + meld.colour] = 1.0
+        out[MELD_FEATURE_OFFSETS["run_positions"] + meld.lo - 1 : MELD_FEATURE_OFFSETS["run_positions"] + meld.hi] = 1.0
         if meld.wild_kind >= 0:
-            out[_OFFSETS["wild_position"] + meld.wild_pos - 1] = 1.0
+            out[MELD_FEATURE_OFFSETS["wild_position"] + meld.wild_pos - 1] = 1.0
     else:
-        out[_OFFSETS["is_set"]] = 1.0
-        out[_OFFSETS["set_number"] + meld.number - 1] = 1.0
+        out[MELD_FEATURE_OFFSETS["is_set"]] = 1.0
+        out[MELD_FEATURE_OFFSETS["set_number"] + meld.number - 1] = 1.0
         for c in range(NUM_COLOURS):
-            out[_OFFSETS["set_colours"] + c] = meld.set_colours[c] / 2.0
+            out[MELD_FEATURE_OFFSETS["set_colours"] + c] = meld.set_colours[c] / 2.0
     if meld.wild_kind >= 0:
-        out[_OFFSETS["wild_kind"] + WILD_INDEX[meld.wild_kind]] = 1.0
-    out[_OFFSETS["length"]] = meld.length / 14.0
-    out[_OFFSETS["canasta"]] = float(meld.is_canasta)
-    out[_OFFSETS["clean"]] = float(meld.clean)
+        out[MELD_FEATURE_OFFSETS["wild_kind"] + WILD_INDEX[meld.wild_kind]] = 1.0
+    out[MELD_FEATURE_OFFSETS["length"]] = meld.length / 14.0
+    out[MELD_FEATURE_OFFSETS["canasta"]] = float(meld.is_canasta)
+    out[MELD_FEATURE_OFFSETS["clean"]] = float(meld.clean)
     return out

@@ -176,6 +176,9 @@ class PPOConfig:
     value_torso: bool = False
     """Give the value head a torso of its own (``agents.network.NetworkShape.value_torso``): the value
     loss then no longer shapes the policy's torso, only the shared slot encoder."""
+    unseen_input: bool = False
+    """The torso also reads, per tile kind, the copies the seat cannot locate, derived from its
+    observation (``agents.network.UnseenCounts``; no parameters, the env's layout unchanged)."""
     league_baselines: list[str] = field(default_factory=lambda: ["planner", "greedy", "random"])
     """Baseline agents in the league: registry names or ``module:Class`` (agents/registry.py)."""
     league_baseline_options: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -550,7 +553,8 @@ def initial_weights(path: str, shape: NetworkShape) -> dict[str, torch.Tensor]:
     if net.shape != shape:
         raise ckpt.CheckpointError(
             f"init_checkpoint {path} holds the network {net.shape.to_dict()}, but this config builds "
-            f"{shape.to_dict()}: give the checkpoint's hidden, slot_embed, value_torso, num_players and rules"
+            f"{shape.to_dict()}: give the checkpoint's hidden, slot_embed, value_torso, unseen_input, num_players "
+            "and rules"
         )
     return net.state_dict()
 
@@ -576,7 +580,12 @@ class Trainer:
         #: Burako's observation encoder (the Rummy rollout encodes with burako_env.rummy.observation)
         self.observer = Observer(self.n, self.rules) if isinstance(self.rules, Rules) else None
         shape = NetworkShape.for_env(
-            self.n, self.rules, hidden=config.hidden, slot_embed=config.slot_embed, value_torso=config.value_torso
+            self.n,
+            self.rules,
+            hidden=config.hidden,
+            slot_embed=config.slot_embed,
+            value_torso=config.value_torso,
+            unseen_input=config.unseen_input,
         )
         self.layout = shape.layout
         torch.manual_seed(config.seed)
