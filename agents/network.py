@@ -8,7 +8,10 @@ layout, so the only facts it owns are its sizes:
 |---------------|-----------------------------------------|------------------------------|
 | slot encoder  | each meld slot (``melds`` segment, and  | ``slot_embed`` features per  |
 |               | the two ``pending_options``), 60 each   | slot (shared weights)        |
+| unseen counts | (``unseen_input`` only) the meld slots, | per tile kind, the copies    |
+|               | hand, pile and known tiles              | the seat cannot locate / 2   |
 | torso         | slot features + every other segment     | ``hidden`` (two ReLU layers) |
+|               | (+ the unseen counts)                   |                              |
 | policy head   | torso                                   | ``NUM_ACTIONS`` logits       |
 |               |                                         | (only the legal ones needed) |
 | value head    | torso (or, with ``value_torso``, its    | expected hand reward         |
