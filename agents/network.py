@@ -162,6 +162,14 @@ def _runs(indices: np.ndarray) -> list[tuple[int, int]]:
     return [(int(part[0]), int(part.size)) for part in np.split(flat, breaks) if part.size]
 
 
+def slots_in_use(obs: torch.Tensor, start: int, n_slots: int) -> int:
+    """How many of a block's meld slots (from ``start``) a batch uses: up to the last whose
+    ``present`` feature is set in some row (a block's slots fill from the first, ``_slot_blocks``)."""
+    present = obs[:, start + MELD_PRESENT : start + n_slots * MELD_FEATURE_SIZE : MELD_FEATURE_SIZE]
+    in_use = present.ne(0).any(0).nonzero()
+    return int(in_use[-1]) + 1 if in_use.numel() else 0
+
+
 class UnseenCounts(nn.Module):
     """Per tile kind, the copies a seat cannot locate (other hands beyond their known tiles, the
     stock, the untaken muertos), halved: ``GameState.unseen_counts`` read off the seat's own
@@ -215,10 +223,8 @@ class UnseenCounts(nn.Module):
         # only the slots some row uses (a block's used slots are a prefix; an empty slot adds nothing)
         used = []
         for start, n_slots in self.blocks:
-            present = obs[:, start + MELD_PRESENT : start + n_slots * MELD_FEATURE_SIZE : MELD_FEATURE_SIZE]
-            in_use = present.ne(0).any(0).nonzero()
-            if in_use.numel():
-                used.append(obs[:, start : start + (int(in_use[-1]) + 1) * MELD_FEATURE_SIZE])
+            if in_use := slots_in_use(obs, start, n_slots):
+                used.append(obs[:, start : start + in_use * MELD_FEATURE_SIZE])
         seen = obs.new_zeros(batch, NUM_KINDS)
         if used:
             slots = torch.cat(used, dim=1).reshape(-1, MELD_FEATURE_SIZE)
@@ -364,10 +370,7 @@ class PolicyNet(nn.Module):
         empty_encoding = self.slot_encoder(obs.new_zeros(1, MELD_FEATURE_SIZE))[0]
         col = 0
         for start, n_slots in self.slot_blocks:
-            # the block's slots in use: up to the last whose ``present`` feature is set in some row
-            present = obs[:, start + MELD_PRESENT : start + n_slots * MELD_FEATURE_SIZE : MELD_FEATURE_SIZE]
-            in_use = present.ne(0).any(0).nonzero()
-            used = int(in_use[-1]) + 1 if in_use.numel() else 0
+            used = slots_in_use(obs, start, n_slots)
             weights = first.weight[:, col : col + n_slots * embed]
             if used:
                 encoded = self.slot_encoder(
