@@ -16,6 +16,9 @@ layout, so the only facts it owns are its sizes:
 |               |                                         | (only the legal ones needed) |
 | value head    | torso (or, with ``value_torso``, its    | expected hand reward         |
 |               | own torso over the same input)          |                              |
+| privileged    | (``privileged_value`` only) the value's | the value head's input       |
+| value layer   | torso output + what the seat cannot see |                              |
+|               | (burako_env/privileged.py), in training |                              |
 
 The meld slots are most of the vector (4,320 of 4,886 floats with 2 players)
 and all share one meaning, so a shared slot encoder keeps the network small
@@ -54,6 +57,7 @@ from torch import nn
 from burako_env.actions import MAX_MELD_SLOTS, NUM_ACTIONS
 from burako_env.melds import MELD_FEATURE_OFFSETS, MELD_FEATURE_SIZE, MELD_PRESENT
 from burako_env.observation import RULE_FEATURES, layout_id, observation_layout, observation_size
+from burako_env.privileged import privileged_size
 from burako_env.rules import Rules
 from burako_env.rummy import actions as rummy_actions
 from burako_env.rummy import observation as rummy_observation
@@ -91,6 +95,10 @@ class NetworkShape:
     #: the torso also reads, per tile kind, the copies the seat cannot locate (:class:`UnseenCounts`,
     #: derived from the observation, no parameters); absent from shapes stored before it: no
     unseen_input: bool = False
+    #: the value reads, through one more layer, what the seat cannot see (burako_env/privileged.py:
+    #: other hands, stock, muertos, next draws), given in training only; the policy never reads it;
+    #: absent from shapes stored before it: no
+    privileged_value: bool = False
 
     @classmethod
     def for_env(
@@ -101,6 +109,7 @@ class NetworkShape:
         slot_embed: int = 16,
         value_torso: bool = False,
         unseen_input: bool = False,
+        privileged_value: bool = False,
     ) -> NetworkShape:
         if game_of(rules) == "rummy":
             size, layout = rummy_observation.OBSERVATION_SIZE, rummy_observation.layout_id()
@@ -115,6 +124,7 @@ class NetworkShape:
             game=game_of(rules),
             value_torso=value_torso,
             unseen_input=unseen_input,
+            privileged_value=privileged_value,
         )
 
     @property
@@ -292,6 +302,18 @@ class PolicyNet(nn.Module):
             nn.Sequential(nn.Linear(shape.hidden, shape.hidden), nn.ReLU()) if shape.value_torso else None
         )
         self.policy_head = nn.Linear(shape.hidden, shape.num_actions)
+        if shape.privileged_value and shape.game != "burako":
+            raise ValueError(f"privileged_value reads Burako's hidden tiles; the game {shape.game!r} is not supported")
+        #: with ``privileged_value``: the layer between the value's torso output (+ the hidden tiles) and its head
+        self.privileged_size = privileged_size(shape.num_players) if shape.privileged_value else 0
+        self.privileged_value: nn.Sequential | None = None
+        if shape.privileged_value:
+            self.privileged_value = nn.Sequential(
+                nn.Linear(shape.hidden + self.privileged_size, shape.hidden), nn.ReLU()
+            )
+            # the hidden tiles' columns start at zero: the value starts blind to them (as cloning fits it,
+            # giving none) and learns what they add
+            nn.init.zeros_(self.privileged_value[0].weight[:, shape.hidden :])
         self.value_head = nn.Linear(shape.hidden, 1)
         # CleanRL-style init: small policy logits (near-uniform start), unit value scale
         nn.init.orthogonal_(self.policy_head.weight, 0.01)
@@ -299,8 +321,11 @@ class PolicyNet(nn.Module):
         nn.init.orthogonal_(self.value_head.weight, 1.0)
         nn.init.zeros_(self.value_head.bias)
 
-    def features(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Torso output (batch, hidden) and values (batch,)."""
+    def features(self, obs: torch.Tensor, privileged: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Torso output (batch, hidden) and values (batch,).
+
+        ``privileged`` (rows of burako_env/privileged.py's layout) feeds a ``privileged_value`` network's
+        value only; without it such a value reads zeros there (the value without hidden tiles)."""
         if self.input_scale is not None:
             obs = obs * self.input_scale
         skip_from = self.skip_empty_slots_from
@@ -318,6 +343,13 @@ class PolicyNet(nn.Module):
             h = self.torso[2:](first[:, :width]).float()
             value_h = self.value_torso(first[:, width:]).float()
         with torch.autocast(h.device.type, enabled=False):
+            if self.privileged_value is not None:
+                hidden = (
+                    privileged.float()
+                    if privileged is not None
+                    else value_h.new_zeros(value_h.shape[0], self.privileged_size)
+                )
+                value_h = self.privileged_value(torch.cat([value_h, hidden], dim=1))
             return h, self.value_head(value_h).squeeze(-1)
 
     def _torso_input(self, obs: torch.Tensor) -> torch.Tensor:
@@ -389,9 +421,9 @@ class PolicyNet(nn.Module):
         action embeddings). Equal to ``forward``'s logits at those pairs."""
         return pair_logits(h, rows, self.policy_head.weight, self.policy_head.bias, cols)
 
-    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(self, obs: torch.Tensor, privileged: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Raw logits over every action (batch, NUM_ACTIONS) and values (batch,)."""
-        h, value = self.features(obs)
+        h, value = self.features(obs, privileged)
         with torch.autocast(h.device.type, enabled=False):
             return self.policy_head(h), value
 

@@ -82,6 +82,11 @@ def _load_network(path: str) -> tuple[torch.nn.Module, dict[str, Any]]:
     process: evaluations and tournaments build an agent for every game."""
     data = ckpt.load(path)
     net, _ = ckpt.build_policy(data, source=path)
+    if net.shape.privileged_value:
+        raise ckpt.CheckpointError(
+            f"{path}: its value was trained on what a seat cannot see (privileged_value), so a search cannot "
+            "read it in play; play this checkpoint with the 'policy' agent"
+        )
     return net, dict(data.get("config") or {})
 
 

@@ -63,6 +63,7 @@ from burako_env import fast as F
 from burako_env.actions import NUM_ACTIONS
 from burako_env.engine import GameState, draw_first_mano, shuffle_tiles
 from burako_env.env import check_count, check_reward, check_seed, rules_for_env
+from burako_env.privileged import privileged_features
 from burako_env.rules import Rules
 from burako_env.safe_yaml import is_integer, short_repr
 
@@ -418,6 +419,21 @@ class BurakoVectorEnv:
     def game_state(self, i: int) -> GameState:
         """Game i as a readable engine state (to render, describe or debug)."""
         return GameState.from_dict(self.state_dict(i))
+
+    def privileged(self, games: np.ndarray, seats: np.ndarray) -> np.ndarray:
+        """What ``seats[r]`` cannot see in game ``games[r]``: the other hands, the stock, the untaken
+        muertos and the next draws (burako_env/privileged.py's layout), for a training critic only."""
+        games = np.asarray(games, dtype=np.int64)
+        st = self._states[games]
+        k, n, sides = games.size, self.num_players, self.num_sides
+        return privileged_features(
+            st[:, F.HANDS : F.HANDS + n * F.NK].reshape(k, n, F.NK),
+            st[:, F.STOCK : F.STOCK + F.MAX_TILES],
+            st[:, F.STOCK_LEN],
+            st[:, F.MUERTOS : F.MUERTOS + sides * F.MUERTO_CAP].reshape(k, sides, F.MUERTO_CAP),
+            st[:, F.MUERTO_LEN : F.MUERTO_LEN + sides],
+            seats,
+        )
 
     def state_dict(self, i: int) -> dict:
         """Game i as plain data (``GameState.from_dict`` reads it): what to send to another

@@ -91,7 +91,7 @@ class SnapshotGroups:
         offsets = torch.tensor(members) * stack.num_actions
         self.row_offsets = torch.repeat_interleave(offsets, torch.tensor(sizes)).to(stack.head_weight.device)
 
-    def features(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def features(self, obs: torch.Tensor, privileged: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Every row's torso output from its own network; the values are zeros (unused)."""
         h = self.stack.features(obs, self.members, self.sizes)
         return h, h.new_zeros(h.shape[0])
@@ -136,14 +136,19 @@ def legal_log_probs(
 
 
 def sample_actions(
-    net: PolicyNet | SnapshotGroups, obs: torch.Tensor, mask: torch.Tensor, generator: torch.Generator | None = None
+    net: PolicyNet | SnapshotGroups,
+    obs: torch.Tensor,
+    mask: torch.Tensor,
+    generator: torch.Generator | None = None,
+    privileged: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Sample one legal action per row: (actions, log-probabilities, values).
 
     Gumbel-max over the legal actions' log-probabilities (an exact sample of
     the masked softmax), so no illegal action can ever be drawn: the
-    candidates are the mask's nonzero entries and nothing else."""
-    h, values = net.features(obs)
+    candidates are the mask's nonzero entries and nothing else. ``privileged``
+    reaches the value only (``PolicyNet.features``)."""
+    h, values = net.features(obs, privileged)
     rows, cols, logp = legal_log_probs(net, h, mask)
     u = torch.rand(logp.shape, dtype=logp.dtype, device=logp.device, generator=generator)
     key = logp - torch.log(-torch.log(u.clamp_min(torch.finfo(u.dtype).tiny)))
@@ -163,11 +168,13 @@ def evaluate_actions(
     mask: torch.Tensor | None,
     actions: torch.Tensor,
     pairs: tuple[torch.Tensor, torch.Tensor] | None = None,
+    privileged: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Log-probabilities and entropies of the given (legal) actions, and values,
     computed over the legal actions only (:func:`legal_log_probs`; ``pairs``:
-    the mask's nonzero entries when already known, :class:`LegalIndex`)."""
-    h, values = net.features(obs)
+    the mask's nonzero entries when already known, :class:`LegalIndex`;
+    ``privileged``: the value's hidden tiles, ``PolicyNet.features``)."""
+    h, values = net.features(obs, privileged)
     rows, cols, logp_legal = legal_log_probs(net, h, mask, pairs)
     n = h.shape[0]
     chosen = torch.where(cols == actions[rows], logp_legal, torch.zeros_like(logp_legal))
@@ -193,11 +200,12 @@ def evaluate_actions_dense(
     mask: torch.Tensor | None,
     actions: torch.Tensor,
     pairs: tuple[torch.Tensor, torch.Tensor] | None = None,
+    privileged: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """:func:`evaluate_actions` through all 3,519 logits (the reference path)."""
     if mask is None:
         raise ValueError("the full-width path needs the masks")
-    logits, values = net(obs)
+    logits, values = net(obs, privileged)
     logp_all = torch.log_softmax(masked_logits(logits, mask), dim=1)
     logp = logp_all.gather(1, actions.unsqueeze(1)).squeeze(1)
     entropy = -(logp_all.exp() * logp_all).sum(1)

@@ -179,6 +179,11 @@ class PPOConfig:
     unseen_input: bool = False
     """The torso also reads, per tile kind, the copies the seat cannot locate, derived from its
     observation (``agents.network.UnseenCounts``; no parameters, the env's layout unchanged)."""
+    privileged_value: bool = False
+    """The value also reads what the seat cannot see (the other hands, the stock, the muertos, the
+    next draws: burako_env/privileged.py), recorded by the rollout beside each decision: a critic
+    for training only, the policy never reads it (``agents.network.NetworkShape.privileged_value``).
+    Needs ``rollout: vector``; behaviour cloning fits the value without it (zeros)."""
     league_baselines: list[str] = field(default_factory=lambda: ["planner", "greedy", "random"])
     """Baseline agents in the league: registry names or ``module:Class`` (agents/registry.py)."""
     league_baseline_options: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -356,6 +361,11 @@ class PPOConfig:
             problems.append(f"rollout must be vector or engine, got {self.rollout!r}")
         elif self.baseline_worker_share and self.rollout != "vector":
             problems.append(f"baseline_worker_share needs rollout: vector (the batched core), not {self.rollout}")
+        if self.privileged_value and self.rollout != "vector":
+            problems.append(
+                f"privileged_value needs rollout: vector (it records the hidden tiles beside each decision), "
+                f"not {self.rollout}"
+            )
         if self.policy_head not in ("legal", "full"):
             problems.append(f"policy_head must be legal or full, got {self.policy_head!r}")
         if not isinstance(self.device, str) or not (
@@ -553,8 +563,8 @@ def initial_weights(path: str, shape: NetworkShape) -> dict[str, torch.Tensor]:
     if net.shape != shape:
         raise ckpt.CheckpointError(
             f"init_checkpoint {path} holds the network {net.shape.to_dict()}, but this config builds "
-            f"{shape.to_dict()}: give the checkpoint's hidden, slot_embed, value_torso, unseen_input, num_players "
-            "and rules"
+            f"{shape.to_dict()}: give the checkpoint's hidden, slot_embed, value_torso, unseen_input, "
+            "privileged_value, num_players and rules"
         )
     return net.state_dict()
 
@@ -586,6 +596,7 @@ class Trainer:
             slot_embed=config.slot_embed,
             value_torso=config.value_torso,
             unseen_input=config.unseen_input,
+            privileged_value=config.privileged_value,
         )
         self.layout = shape.layout
         torch.manual_seed(config.seed)
@@ -737,6 +748,7 @@ class Trainer:
         actions = torch.from_numpy(batch["actions"]).to(device)
         old_logp = torch.from_numpy(batch["logprobs"]).to(device)
         old_values = torch.from_numpy(batch["values"]).to(device)
+        privileged = torch.from_numpy(batch["privileged"]).to(device) if "privileged" in batch else None
         advantages = torch.from_numpy(np.concatenate(advs)).to(device)
         returns = torch.from_numpy(np.concatenate(rets)).to(device)
         evaluate_fn = evaluate_actions if cfg.policy_head == "legal" else evaluate_actions_dense
@@ -768,7 +780,8 @@ class Trainer:
                     mb_obs = torch.index_select(obs, 0, rows, out=mb_obs_buffer[: idx.numel()])
                 else:
                     mb_obs = obs[idx]
-                logp, entropy, values = evaluate_fn(self.net, mb_obs, mb_masks, actions[idx], pairs)
+                mb_privileged = privileged[idx] if privileged is not None else None
+                logp, entropy, values = evaluate_fn(self.net, mb_obs, mb_masks, actions[idx], pairs, mb_privileged)
                 entropy = entropy.mean()
                 log_ratio = logp - old_logp[idx]
                 ratio = log_ratio.exp()

@@ -71,7 +71,8 @@ def unpack_masks(packed: np.ndarray, num_actions: int) -> np.ndarray:
 
 class DecisionStore:
     """Learner decisions, one row each: observation, legal actions (bit-packed),
-    action, behaviour log-probability and value.
+    action, behaviour log-probability and value; with ``privileged_size`` > 0 also
+    what the seat could not see (burako_env/privileged.py, a privileged value's input).
 
     Rows are handed out from a free list and given back when their episode
     has been learned from (:meth:`release`), so nothing is ever moved: a row
@@ -79,9 +80,13 @@ class DecisionStore:
     rollouts), and memory holds the hands in play plus one batch. Grows by
     doubling when the free list runs out."""
 
-    def __init__(self, obs_size: int, num_actions: int = NUM_ACTIONS, capacity: int = 1024) -> None:
+    def __init__(
+        self, obs_size: int, num_actions: int = NUM_ACTIONS, capacity: int = 1024, privileged_size: int = 0
+    ) -> None:
         self.num_actions = num_actions
         self.obs = np.zeros((capacity, obs_size), dtype=np.float32)
+        #: rows x 0 when no privileged value reads them
+        self.privileged = np.zeros((capacity, privileged_size), dtype=np.float32)
         self.packed_masks = np.zeros((capacity, (num_actions + 7) // 8), dtype=np.uint8)
         self.actions = np.zeros(capacity, dtype=np.int64)
         self.logprobs = np.zeros(capacity, dtype=np.float32)
@@ -106,7 +111,7 @@ class DecisionStore:
     def _grow(self, need: int) -> None:
         old = self.capacity
         capacity = max(old + need, 2 * old)
-        for name in ("obs", "packed_masks", "actions", "logprobs", "values"):
+        for name in ("obs", "privileged", "packed_masks", "actions", "logprobs", "values"):
             array = getattr(self, name)
             grown = np.zeros((capacity, *array.shape[1:]), dtype=array.dtype)
             grown[:old] = array
@@ -130,10 +135,12 @@ class DecisionStore:
         self._free[self._free_count : self._free_count + k] = rows
         self._free_count += k
 
-    def put(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    def put(self, obs: np.ndarray, masks: np.ndarray, privileged: np.ndarray | None = None) -> np.ndarray:
         """Store observations and their int8 0/1 (or bool) masks in new rows; returns the rows."""
         rows = self.allocate(obs.shape[0])
         self.obs[rows] = obs
+        if privileged is not None:
+            self.privileged[rows] = privileged
         self.packed_masks[rows] = np.packbits(masks.view(np.bool_), axis=1)
         return rows
 
@@ -220,7 +227,11 @@ class VectorRollout(StoredCollect):
         self.num_sides = self.env.num_sides
         self.seeds = [int(s) for s in trainer.rng.integers(2**63, size=cfg.num_envs)]
         self.env.reset(seed=self.seeds)
-        self.store = DecisionStore(self.env.observation_size, capacity=max(1024, cfg.batch_size))
+        #: the rows of what each learner seat cannot see, when the value reads them (``privileged_value``)
+        self.privileged_size = trainer.net.privileged_size
+        self.store = DecisionStore(
+            self.env.observation_size, capacity=max(1024, cfg.batch_size), privileged_size=self.privileged_size
+        )
         n_envs, n = cfg.num_envs, trainer.n
         self.opponent = [SELF] * n_envs
         self.learner_side = np.zeros(n_envs, dtype=np.int64)
@@ -342,11 +353,13 @@ class VectorRollout(StoredCollect):
             store = self.store
             obs_np = env.obs[learner_rows]
             mask_np = masks[learner_rows].view(np.bool_)
-            stored = store.put(obs_np, mask_np)
+            hidden = env.privileged(learner_rows, current[learner_rows]) if self.privileged_size else None
+            stored = store.put(obs_np, mask_np, hidden)
             obs = torch.from_numpy(obs_np).to(t.device)
             mask = torch.from_numpy(mask_np).to(t.device)
+            privileged = torch.from_numpy(hidden).to(t.device) if hidden is not None else None
             with t.autocast():
-                chosen, logp, values = sample_actions(t.net, obs, mask)
+                chosen, logp, values = sample_actions(t.net, obs, mask, privileged=privileged)
             chosen_np = chosen.cpu().numpy()
             store.actions[stored] = chosen_np
             store.logprobs[stored] = logp.cpu().numpy()
@@ -483,5 +496,7 @@ def episode_batch(episodes: list[Any], gather_obs: bool = True) -> dict[str, np.
             else:
                 batch["obs_store"], batch["obs_rows"] = store.obs, rows
             batch["packed_masks"] = store.packed_masks[rows]
+            if store.privileged.shape[1]:
+                batch["privileged"] = store.privileged[rows]
             return batch
     return {name: np.concatenate([getattr(ep, name) for ep in episodes]) for name in names}
