@@ -195,7 +195,7 @@ def test_every_minibatch_trains_on_its_own_rows_of_the_batch(tmp_path: Path, reu
     ]
     seen: list[torch.Tensor] = []
     features = trainer.net.features
-    trainer.net.features = lambda batch: (seen.append(batch.clone()), features(batch))[1]  # type: ignore[method-assign]
+    trainer.net.features = lambda batch, *rest: (seen.append(batch.clone()), features(batch, *rest))[1]  # type: ignore[method-assign]
     trainer._ppo_update(episodes)
     assert len(seen) == len(expected)
     for got, want in zip(seen, expected, strict=True):
