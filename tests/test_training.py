@@ -24,7 +24,7 @@ from burako_env.observation import Observer, layout_id
 from burako_env.rules import load_rules
 from training.league import SELF, League
 from training.network import evaluate_actions, legal_log_probs, sample_actions
-from training.ppo import PPOConfig, Trainer, gae, load_config, main
+from training.ppo import PPOConfig, Trainer, explained_variance, gae, load_config, main, monte_carlo_returns
 
 ROOT = Path(__file__).resolve().parent.parent
 SMOKE = ROOT / "configs" / "ppo_smoke.yaml"
@@ -64,8 +64,8 @@ def test_smoke_config_trains_checkpoints_and_resumes_from_the_same_step(tmp_path
     tags = set(events.Tags()["scalars"])
     for tag in ("charts/SPS", "charts/episodic_return", "charts/episodic_length", "losses/policy_loss",
                 "losses/value_loss", "losses/entropy", "losses/approx_kl", "losses/clipfrac",
-                "losses/explained_variance", "eval/winrate_vs_planner", "eval/winrate_vs_planner_low",
-                "league/size", "bc/loss"):  # fmt: skip
+                "losses/explained_variance", "losses/explained_variance_mc", "eval/winrate_vs_planner",
+                "eval/winrate_vs_planner_low", "league/size", "bc/loss"):  # fmt: skip
         assert tag in tags, tag
     assert all(math.isfinite(e.value) for e in events.Scalars("losses/loss"))
 
@@ -202,6 +202,18 @@ def test_gae_with_a_terminal_reward_only() -> None:
     adv, ret = gae(values, 1.0, gamma=1.0, lam=0.5)
     # delta1 = 1 - 0.5 = 0.5; delta0 = 0.5 - 0.2 = 0.3; adv0 = 0.3 + 0.5 * 0.5
     assert np.allclose(adv, [0.55, 0.5]) and np.allclose(ret, [0.75, 1.0])
+
+
+def test_explained_variance_against_each_decisions_own_result() -> None:
+    """The Monte-Carlo figure reads each decision's discounted result, nothing of the values; a value
+    equal to the results explains them wholly; results that do not vary give NaN."""
+    outcomes = monte_carlo_returns([1.0, -1.0], [2, 1], gamma=0.5)
+    assert np.array_equal(outcomes, [0.5, 1.0, -1.0])
+    values = np.array([0.2, 0.5, 0.0])
+    # Var(outcomes) = 0.7222..., Var(outcomes - values) = Var([0.3, 0.5, -1.0]) = 0.4422...
+    assert explained_variance(outcomes, values) == pytest.approx(1 - 0.44222 / 0.72222, rel=1e-4)
+    assert explained_variance(outcomes, outcomes) == 1.0
+    assert math.isnan(explained_variance(np.ones(3), values))
 
 
 def test_league_prioritises_opponents_it_beats_least_and_evicts_old_snapshots() -> None:

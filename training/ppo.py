@@ -50,7 +50,9 @@ Resuming (run folders, the training checkpoint) is :mod:`training.resume`.
 Logging goes to TensorBoard under ``runs/{env}__{exp}__{seed}__{time}``:
 ``charts/SPS``, ``charts/episodic_return``, ``charts/episodic_length``,
 ``charts/truncated_share`` (the last 200 hands cut at ``max_turns``, self-play included),
-``losses/*``, ``eval/winrate_vs_<baseline>`` (+ ``_low``/``_high``, the 95%
+``losses/*`` (``explained_variance`` against GAE's returns, which contain the values;
+``explained_variance_mc`` against each decision's own discounted result),
+``eval/winrate_vs_<baseline>`` (+ ``_low``/``_high``, the 95%
 interval over duplicate deal pairs), ``league/size``; hyper-parameters as a
 text table. Checkpoints (``checkpoints/latest.pt``, every
 ``checkpoint_every`` updates, and ``final.pt``) hold everything needed to
@@ -537,6 +539,22 @@ def fused_adam(params: Any, device: torch.device, **kwargs: Any) -> torch.optim.
 
 
 # ====================================================================== advantage
+def explained_variance(targets: np.ndarray, predictions: np.ndarray) -> float:
+    """1 - Var(targets - predictions) / Var(targets); NaN when the targets do not vary."""
+    var_y = float(np.var(targets))
+    return float("nan") if var_y == 0 else 1.0 - float(np.var(targets - predictions)) / var_y
+
+
+def monte_carlo_returns(rewards: list[float], lengths: list[int], gamma: float) -> np.ndarray:
+    """Each decision's discounted return, of episodes whose only reward is at their end, concatenated:
+    unlike GAE's returns (advantages + values) it holds nothing of the value, so the value's
+    explained variance against it compares critics (``losses/explained_variance_mc``)."""
+    parts = [
+        reward * gamma ** np.arange(n - 1, -1, -1, dtype=np.float64) for reward, n in zip(rewards, lengths, strict=True)
+    ]
+    return np.concatenate(parts) if parts else np.zeros(0)
+
+
 def gae(values: np.ndarray, reward: float, gamma: float, lam: float) -> tuple[np.ndarray, np.ndarray]:
     """Advantages and returns of one finished episode whose only reward is at its end."""
     n = values.size
@@ -814,9 +832,11 @@ class Trainer:
             if cfg.target_kl is not None and stats["approx_kl"] > cfg.target_kl:
                 break
         self.net.eval()
-        var_y = returns.var().item()
         stats["clipfrac"] = float(np.mean(clipfracs))
-        stats["explained_variance"] = float("nan") if var_y == 0 else 1 - (returns - old_values).var().item() / var_y
+        old = batch["values"].astype(np.float64)
+        stats["explained_variance"] = explained_variance(returns.cpu().numpy().astype(np.float64), old)
+        outcomes = monte_carlo_returns([ep.reward for ep in episodes], lengths, cfg.gamma)
+        stats["explained_variance_mc"] = explained_variance(outcomes, old)
         stats["batch_decisions"] = float(n)
         return stats
 
