@@ -227,10 +227,9 @@ class VectorRollout(StoredCollect):
         self.num_sides = self.env.num_sides
         self.seeds = [int(s) for s in trainer.rng.integers(2**63, size=cfg.num_envs)]
         self.env.reset(seed=self.seeds)
-        #: the rows of what each learner seat cannot see, when the value reads them (``privileged_value``)
-        self.privileged_size = trainer.net.privileged_size
+        # with ``privileged_value`` the store keeps what each learner seat could not see beside its decision
         self.store = DecisionStore(
-            self.env.observation_size, capacity=max(1024, cfg.batch_size), privileged_size=self.privileged_size
+            self.env.observation_size, capacity=max(1024, cfg.batch_size), privileged_size=trainer.net.privileged_size
         )
         n_envs, n = cfg.num_envs, trainer.n
         self.opponent = [SELF] * n_envs
@@ -353,7 +352,7 @@ class VectorRollout(StoredCollect):
             store = self.store
             obs_np = env.obs[learner_rows]
             mask_np = masks[learner_rows].view(np.bool_)
-            hidden = env.privileged(learner_rows, current[learner_rows]) if self.privileged_size else None
+            hidden = env.privileged(learner_rows, current[learner_rows]) if store.privileged.shape[1] else None
             stored = store.put(obs_np, mask_np, hidden)
             obs = torch.from_numpy(obs_np).to(t.device)
             mask = torch.from_numpy(mask_np).to(t.device)
