@@ -76,7 +76,21 @@ PATHS: dict[str, list[str]] = {
 }
 #: paths whose optimiser is today's plain (unfused) Adam
 PLAIN_ADAM = {"today"}
-LEAGUES: dict[str, list[str]] = {"config": [], "running": [], "selfplay": ["self_play_fraction=1.0"]}
+LEAGUES: dict[str, list[str]] = {
+    "config": [],
+    "running": [],
+    "selfplay": ["self_play_fraction=1.0", "baseline_fraction=0"],
+}
+#: config fields whose schedules a league overrides (a scheduled share would undo it)
+LEAGUE_FIELDS: dict[str, set[str]] = {"selfplay": {"self_play_fraction", "baseline_fraction"}}
+
+
+def unscheduled(config: str, fields: set[str]) -> list[str]:
+    """The override that drops ``fields``' schedules from ``config``'s (a JSON mapping is YAML)."""
+    if not fields:
+        return []
+    schedules = load_config(config).schedules
+    return [f"schedules={json.dumps({k: v for k, v in schedules.items() if k not in fields})}"]
 
 
 def load() -> str:
@@ -89,6 +103,7 @@ def make_trainer(
     """``path``'s trainer; ``fields``: its config fields (default ``PATHS[path]``; a variant's come this way)."""
     fields = PATHS[path] if fields is None else fields
     overrides = ["bc_teacher=null", f"run_root={run_root}", "eval_every=0", *fields, *LEAGUES[league]]
+    overrides += unscheduled(config, LEAGUE_FIELDS.get(league, set()))
     if batch is not None:
         overrides.append(f"batch_size={batch}")
     trainer = Trainer(load_config(config, overrides), progress=False)
