@@ -266,6 +266,12 @@ def kill_after_first_checkpoint(args: Sequence[str], run_root: Path, timeout: fl
     return latest
 
 
+def child_environment(root: Path) -> dict[str, str]:
+    """The environment of a ``python -m`` child run from the repository: the repository first on its
+    ``PYTHONPATH``, what was there kept (where packages come from it, as on a machine without an install)."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), *filter(None, [os.environ.get("PYTHONPATH")])])}
+
+
 def signal_after_first_checkpoint(
     args: Sequence[str], run_root: Path, signum: int, timeout: float = 240.0
 ) -> tuple[Path, int, str]:
@@ -274,7 +280,7 @@ def signal_after_first_checkpoint(
     from agents import checkpoint as ckpt
 
     root = Path(__file__).resolve().parent.parent
-    env = {**os.environ, "PYTHONPATH": str(root)}
+    env = child_environment(root)
     command = [sys.executable, "-m", "training.ppo", *args]
     proc = subprocess.Popen(command, cwd=root, env=env, stderr=subprocess.PIPE, text=True)
     try:

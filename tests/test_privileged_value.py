@@ -106,7 +106,14 @@ def test_the_batched_rollout_records_each_deciders_hidden_tiles_and_values_them(
     opponent's hand size in the seat's own observation, its stock block to the stock's size), the
     stored value is the network's value of that observation with that row, and the update's batch
     carries the rows."""
-    cfg = vector_config(tmp_path, privileged_value=True, self_play_fraction=1.0, league_baselines=[], snapshot_every=0)
+    cfg = vector_config(
+        tmp_path,
+        privileged_value=True,
+        self_play_fraction=1.0,
+        league_baselines=[],
+        snapshot_every=0,
+        precision="float32",  # values compared to 1e-4: no bfloat16 autocast on a CUDA device
+    )
     trainer = Trainer(cfg, progress=False)
     with torch.no_grad():  # hidden tiles that move the value, so a row left out would show
         trainer.net.privileged_value[0].weight.normal_(0, 0.3)
@@ -121,11 +128,12 @@ def test_the_batched_rollout_records_each_deciders_hidden_tiles_and_values_them(
     np.testing.assert_allclose(other_hand, opponent_size, atol=1e-3)
     stock = batch["privileged"][:, NUM_KINDS : 2 * NUM_KINDS].sum(1) * 2
     np.testing.assert_allclose(stock, batch["obs"][:, seg["stock_size"].offset] * 106, atol=1e-3)
+    obs, privileged = (torch.from_numpy(batch[k]).to(trainer.device) for k in ("obs", "privileged"))
     with torch.no_grad():
-        _, values = trainer.net.features(torch.from_numpy(batch["obs"]), torch.from_numpy(batch["privileged"]))
-        _, blind = trainer.net.features(torch.from_numpy(batch["obs"]))
-    np.testing.assert_allclose(batch["values"], values.numpy(), atol=1e-4)
-    assert np.abs(batch["values"] - blind.numpy()).max() > 1e-2
+        values = trainer.net.features(obs, privileged)[1].cpu().numpy()
+        blind = trainer.net.features(obs)[1].cpu().numpy()
+    np.testing.assert_allclose(batch["values"], values, atol=1e-4)
+    assert np.abs(batch["values"] - blind).max() > 1e-2
     stats = trainer._ppo_update(episodes)
     assert np.isfinite(stats["value_loss"])
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import child_environment
 
 from agents.base import SeatView
 from agents.options import parse_options, parse_value
@@ -569,7 +570,7 @@ def _stop_a_running_eval(path: Path, args: list[str], stop: Any) -> tuple[int, s
     proc = subprocess.Popen(
         [sys.executable, "-m", "training.evaluate", *args, "--record", str(path), "--no-progress"],
         cwd=root,
-        env={**os.environ, "PYTHONPATH": str(root)},
+        env=child_environment(root),
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
