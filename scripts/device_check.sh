@@ -27,6 +27,9 @@ else
     export PYTHONPATH=$PWD
 fi
 export PYTHONUNBUFFERED=1
+# not installed there: burako_env.presets is configs/rules (pyproject's package-dir); a link in this
+# throwaway copy stands in for the editable install
+"$py" -c "import burako_env.presets" 2> /dev/null || ln -sfn ../configs/rules burako_env/presets
 {
     nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm --format=csv
     nproc

@@ -580,7 +580,7 @@ def test_init_checkpoint_starts_a_new_run_from_its_weights_and_refuses_another_s
     resumed = Trainer(trainer.cfg, resume=trainer.run_dir, progress=False)
     resumed.writer.close()
     assert torch.equal(resumed.net.value_head.bias, trainer.net.value_head.bias)
-    assert not torch.equal(resumed.net.value_head.bias, shipped["state_dict"]["value_head.bias"].float())
+    assert not torch.equal(resumed.net.value_head.bias.cpu(), shipped["state_dict"]["value_head.bias"].float())
     with pytest.raises(ckpt.CheckpointError, match=r"init_checkpoint .*burako_ppo.pt holds the network .*'hidden': 25"):
         Trainer(PPOConfig(**config, hidden=16, slot_embed=4), progress=False)
     with pytest.raises(ckpt.CheckpointError, match=r"init_checkpoint: checkpoint .*missing.pt does not exist"):
