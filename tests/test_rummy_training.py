@@ -110,7 +110,7 @@ def test_a_rummy_run_resumes_from_its_checkpoint(trained: tuple[Path, Path, str]
     resumed = Trainer(config, resume=run_dir, progress=False)
     assert (resumed.run_dir, resumed.global_step, resumed.update) == (run_dir, step, update)
     for name, tensor in resumed.net.state_dict().items():
-        assert torch.equal(tensor, saved["policy"]["state_dict"][name])
+        assert torch.equal(tensor.cpu(), saved["policy"]["state_dict"][name])
     resumed.train()
     assert resumed.update == update + 1
     assert ckpt.load(run_dir / "checkpoints" / "latest.pt")["trainer"]["update"] == update + 1
