@@ -537,6 +537,9 @@ def compile_kernels() -> float:
     return time.perf_counter() - start
 
 
+# the kernels above compile burako_env/fast.py's functions into themselves: recompile them when it changed
+F.refresh_dependent_caches(__name__, globals())
+
 __all__ = [
     "FastISMCTSAgent",
     "Workspace",

@@ -99,6 +99,10 @@ class NetworkShape:
     #: other hands, stock, muertos, next draws), given in training only; the policy never reads it;
     #: absent from shapes stored before it: no
     privileged_value: bool = False
+    #: the value head learns a hand's result less the seat's side's margin on the table as the hand
+    #: stands (training's ``score_potential``), so it is no value on its own; absent from shapes stored
+    #: before it: no
+    score_potential: bool = False
 
     @classmethod
     def for_env(
@@ -110,6 +114,7 @@ class NetworkShape:
         value_torso: bool = False,
         unseen_input: bool = False,
         privileged_value: bool = False,
+        score_potential: bool = False,
     ) -> NetworkShape:
         if game_of(rules) == "rummy":
             size, layout = rummy_observation.OBSERVATION_SIZE, rummy_observation.layout_id()
@@ -125,6 +130,7 @@ class NetworkShape:
             value_torso=value_torso,
             unseen_input=unseen_input,
             privileged_value=privileged_value,
+            score_potential=score_potential,
         )
 
     @property

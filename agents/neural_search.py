@@ -87,6 +87,11 @@ def _load_network(path: str) -> tuple[torch.nn.Module, dict[str, Any]]:
             f"{path}: its value was trained on what a seat cannot see (privileged_value), so a search cannot "
             "read it in play; play this checkpoint with the 'policy' agent"
         )
+    if net.shape.score_potential:
+        raise ckpt.CheckpointError(
+            f"{path}: its value head learned a hand's result less the table's margin (score_potential), which "
+            "a search does not add back; play this checkpoint with the 'policy' agent"
+        )
     return net, dict(data.get("config") or {})
 
 

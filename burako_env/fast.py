@@ -60,9 +60,12 @@ players and 4 sides, 108 tiles, 53 tiles per muerto.
 from __future__ import annotations
 
 import functools
+import hashlib
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import NamedTuple
+from pathlib import Path
+from typing import Any, NamedTuple
 
 import numba
 import numpy as np
@@ -579,6 +582,31 @@ def fast_tables(rules: Rules, num_players: int) -> FastTables:
 _jit = functools.partial(numba.njit, cache=True, nogil=True)
 
 
+def refresh_dependent_caches(module: str, namespace: Mapping[str, Any]) -> bool:
+    """Flush the on-disk caches of ``module``'s numba kernels if this file changed since they were
+    compiled; returns whether it flushed. numba keys a cached kernel on its own file only, and the
+    kernels of burako_env/vector.py and agents/fast_search.py compile this module's functions into
+    themselves: after an edit here they would go on running the old code from their caches. Each such
+    module calls this at import (``refresh_dependent_caches(__name__, globals())``); a stamp beside its
+    cache holds the hash of this file they were compiled against."""
+    kernels = [v for v in namespace.values() if isinstance(v, numba.core.registry.CPUDispatcher)]
+    caches = [k._cache for k in kernels if getattr(k, "_cache", None) is not None and k._cache.cache_path]
+    if not caches:
+        return False
+    digest = hashlib.sha1(Path(__file__).read_bytes()).hexdigest()
+    stamp = Path(caches[0].cache_path) / f"{module}.core-sha1"
+    try:
+        if stamp.is_file() and stamp.read_text(encoding="ascii") == digest:
+            return False
+        for cache in caches:
+            cache.flush()
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.write_text(digest, encoding="ascii")
+    except OSError:  # a read-only install: numba caches elsewhere or not at all
+        return False
+    return True
+
+
 @_jit
 def _draw_into(st, p):
     n = st[STOCK_LEN] - 1
@@ -669,28 +697,38 @@ def new_match(st, tiles, mano, T):
 
 
 @_jit
-def _score_sides(st, T):
+def _side_parts(st, T, s):
+    """Side s's melded tiles, canasta bonuses and hand penalty as the hand stands, and whether its
+    muerto counts as untaken (B25-B27; V3a: an indirect muerto not yet played, where the rules say so)."""
     rv, values, meld_value, bonus = T[T_RULE_VALUES], T[T_TILE_VALUES], T[T_MELD_VALUE], T[T_CANASTA_BONUS]
     n = rv[RV_PLAYERS]
     sides = rv[RV_SIDES]
+    melded = 0
+    cbonus = 0
+    for j in range(st[N_MELDS + s]):
+        m = st[MELDS + s * SLOTS + j]
+        melded += meld_value[m]
+        cbonus += bonus[m]
+    untaken = st[MUERTO_TAKEN + s] == 0
+    penalty = 0
+    for p in range(n):
+        if p % sides != s:
+            continue
+        if st[MUERTO_UNPLAYED + p] and rv[RV_UNPLAYED]:
+            untaken = True
+            continue
+        for k in range(NK):
+            penalty += values[k] * st[HANDS + p * NK + k]
+    return melded, cbonus, penalty, untaken
+
+
+@_jit
+def _score_sides(st, T):
+    rv = T[T_RULE_VALUES]
+    sides = rv[RV_SIDES]
     for s in range(sides):
         base = HAND_SCORES + s * NUM_SCORE_PARTS
-        melded = 0
-        cbonus = 0
-        for j in range(st[N_MELDS + s]):
-            m = st[MELDS + s * SLOTS + j]
-            melded += meld_value[m]
-            cbonus += bonus[m]
-        untaken = st[MUERTO_TAKEN + s] == 0
-        penalty = 0
-        for p in range(n):
-            if p % sides != s:
-                continue
-            if st[MUERTO_UNPLAYED + p] and rv[RV_UNPLAYED]:
-                untaken = True
-                continue
-            for k in range(NK):
-                penalty += values[k] * st[HANDS + p * NK + k]
+        melded, cbonus, penalty, untaken = _side_parts(st, T, s)
         st[base + 0] = melded
         st[base + 1] = cbonus
         st[base + 2] = 0
@@ -699,6 +737,14 @@ def _score_sides(st, T):
     if st[CLOSER] >= 0:
         st[HAND_SCORES + (st[CLOSER] % sides) * NUM_SCORE_PARTS + 2] = rv[RV_CLOSING_BONUS]
     st[HAS_SCORES] = 1
+
+
+@_jit
+def table_total(st, T, s):
+    """What side s has on the table as the hand stands: melded tiles + canasta bonuses - the muerto
+    penalty while its muerto counts as untaken (``outcomes.table_totals``: public, no hand penalty)."""
+    melded, cbonus, _, untaken = _side_parts(st, T, s)
+    return melded + cbonus - (T[T_RULE_VALUES][RV_MUERTO_PENALTY] if untaken else 0)
 
 
 @_jit

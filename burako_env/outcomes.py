@@ -16,11 +16,16 @@ Gymnasium envs, records, the game runner, evaluations and training:
   ``win_weight * sign(d) + score_weight * d / scale``;
 - :func:`side_reward`: the same for a finished hand, a truncated one worth
   ``truncated_reward`` (training's rollouts, cloning's value targets and
-  the neural search's terminal values).
+  the neural search's terminal values);
+- :func:`table_totals`: per side, what it has on the table as the hand
+  stands (melded tiles + canasta bonuses - the muerto penalty while its
+  muerto counts as untaken): public, no hand penalty, no closing bonus;
+  training's ``score_potential`` reads its zero-sum margin.
 
 The batched kernel ``burako_env.vector._finish_hand`` restates
 :func:`hand_rewards` in numba (a kernel cannot call Python);
-``tests/test_fast.py`` holds it to these functions.
+``tests/test_fast.py`` holds it to these functions; ``burako_env.fast.table_total``
+restates :func:`table_totals` (``tests/test_score_potential.py``).
 """
 
 from __future__ import annotations
@@ -46,6 +51,19 @@ def zero_sum_from_totals(totals: Sequence[float]) -> list[float]:
     sides = len(totals)
     total = sum(totals)
     return [float(v - (total - v) / (sides - 1)) for v in totals]
+
+
+def table_totals(scores: Sequence[SideScore]) -> list[int]:
+    """Per side, what it has on the table as the hand stands (``GameState.score_sides``' parts): melded
+    tiles + canasta bonuses - the muerto penalty while its muerto counts as untaken. Everything in it
+    is public; the hand penalty (hidden tiles) and the closing bonus (only at the end) are not in it."""
+    return [s.melded + s.canasta_bonus - s.muerto_penalty for s in scores]
+
+
+def table_margin(state: Any, seat: int) -> float:
+    """E5's zero-sum margin of ``seat``'s side over :func:`table_totals` of a ``GameState`` (what
+    ``BurakoVectorEnv.table_margins`` computes on the compiled core)."""
+    return zero_sum_from_totals(table_totals(state.score_sides()))[state.side_of[seat]]
 
 
 def zero_sum_rewards(scores: Sequence[SideScore] | None, num_sides: int) -> list[float]:

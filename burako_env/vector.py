@@ -150,6 +150,22 @@ def _reset_all(states, tiles, manos, T, bufs, masks, obs, current):
 
 
 @numba.njit(cache=True, nogil=True)
+def _table_margins(states, games, seats, T, out):
+    sides = T[F.T_RULE_VALUES][F.RV_SIDES]
+    for r in range(games.size):
+        st = states[games[r]]
+        own_side = seats[r] % sides
+        total = 0.0
+        own = 0.0
+        for s in range(sides):
+            v = F.table_total(st, T, s)
+            total += v
+            if s == own_side:
+                own = v
+        out[r] = own - (total - own) / (sides - 1)
+
+
+@numba.njit(cache=True, nogil=True)
 def _finish_hand(st, i, T, win, scale, rewards, terminated, truncated, ends, totals):
     rv = T[F.T_RULE_VALUES]
     sides = rv[F.RV_SIDES]
@@ -420,6 +436,16 @@ class BurakoVectorEnv:
         """Game i as a readable engine state (to render, describe or debug)."""
         return GameState.from_dict(self.state_dict(i))
 
+    def table_margins(self, games: np.ndarray, seats: np.ndarray) -> np.ndarray:
+        """E5's zero-sum margin of ``seats[r]``'s side in game ``games[r]`` over what the sides have on
+        the table as the hand stands (``outcomes.table_totals``: melds, canasta bonuses, an untaken
+        muerto's penalty; all public), float64: training's ``score_potential``."""
+        games = np.asarray(games, dtype=np.int64)
+        seats = np.asarray(seats, dtype=np.int64)
+        out = np.zeros(games.size, dtype=np.float64)
+        _table_margins(self._states, games, seats, self.tables.kernel_args, out)
+        return out
+
     def privileged(self, games: np.ndarray, seats: np.ndarray) -> np.ndarray:
         """What ``seats[r]`` cannot see in game ``games[r]``: the other hands, the stock, the untaken
         muertos and the next draws (burako_env/privileged.py's layout), for a training critic only."""
@@ -495,6 +521,9 @@ def compile_kernels() -> float:
     envs.step(sample_legal_actions(masks, np.random.default_rng(0)))
     return time.perf_counter() - start
 
+
+# the kernels above compile fast.py's functions into themselves: recompile them when it changed
+F.refresh_dependent_caches(__name__, globals())
 
 if __name__ == "__main__":
     print(f"burako_env compiled core ready ({compile_kernels():.1f} s; numba caches it on disk)")

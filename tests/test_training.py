@@ -503,7 +503,8 @@ def test_cloning_targets_are_the_moves_or_a_search_teachers_root_visit_shares() 
     from training.cloning import _teacher_games
 
     def play(visits: bool) -> dict[str, np.ndarray]:
-        task = ("burako", "neural_ismcts", {"simulations": 12}, visits, "burako", 2, 3, [0], 0.5, 1.0, 1000.0, 0.0)
+        weights = (0.5, 1.0, 1000.0, 0.0, False)  # win, score, scale, truncated reward, score_potential
+        task = ("burako", "neural_ismcts", {"simulations": 12}, visits, "burako", 2, 3, [0], *weights)
         return _teacher_games(task)
 
     for visits in (False, True):

@@ -32,6 +32,7 @@ from agents.network import PolicyNet
 from agents.registry import make_agent
 from agents.rummy_runner import play_rummy_hand
 from agents.runner import play_game
+from burako_env.outcomes import table_margin
 from burako_env.rules import load_rules
 from burako_env.rummy.rules import load_rummy_rules
 from training.engine_rollout import hand_reward
@@ -42,8 +43,9 @@ if TYPE_CHECKING:
     from training.ppo import Trainer
 
 
-#: one recorded decision: observation, packed mask, move, seat, target over the legal moves
-Decision = tuple[np.ndarray, np.ndarray, int, int, np.ndarray]
+#: one recorded decision: observation, packed mask, move, seat, target over the legal moves, and the
+#: seat's table margin (``score_potential``; 0.0 when not asked for)
+Decision = tuple[np.ndarray, np.ndarray, int, int, np.ndarray, float]
 
 
 class _Recorder:
@@ -52,11 +54,13 @@ class _Recorder:
     The target is a distribution over the legal moves (in mask order): one-hot on the move, or with
     ``visits`` the teacher's root visit shares (``last_root``, neural_ismcts) when it searched."""
 
-    def __init__(self, agent: Any, log: list[Decision], visits: bool = False) -> None:
+    def __init__(self, agent: Any, log: list[Decision], visits: bool = False, margins: bool = False) -> None:
         self.agent = agent
         self.name = getattr(agent, "name", "teacher")
         self.log = log
         self.visits = visits
+        #: also record the seat's table margin (``outcomes.table_margin``, public parts of the state)
+        self.margins = margins
         self.seat = -1
 
     def reset(self, seat: int, rules: Any, num_players: int) -> None:
@@ -74,24 +78,28 @@ class _Recorder:
                 target = counts / counts.sum()
             else:  # the moves, or a search that visited nothing (never expected: at least one descent)
                 target = (legal == action).astype(np.float32)
+            margin = table_margin(view.public_state(), self.seat) if self.margins else 0.0
             self.log.append(
-                (observation["observation"].astype(np.float16), np.packbits(mask), action, self.seat, target)
+                (observation["observation"].astype(np.float16), np.packbits(mask), action, self.seat, target, margin)
             )
         return action
 
 
 def _teacher_games(
-    args: tuple[str, str, dict[str, Any], bool, str, int, int, list[int], float, float, float, float],
+    args: tuple[str, str, dict[str, Any], bool, str, int, int, list[int], float, float, float, float, bool],
 ) -> dict[str, np.ndarray]:
     """Play teacher-vs-teacher games (a worker task); returns stacked arrays (``policy``: the targets over
-    the legal moves of every decision, concatenated in mask order)."""
-    game, teacher, options, visits, rules_name, num_players, seed, deals, win_w, score_w, scale, truncated = args
+    the legal moves of every decision, concatenated in mask order). With ``potential`` (``score_potential``)
+    a decision's value target is its result less the potential the trainer adds back (training/ppo.py's
+    ``gae``): ``score_w`` x the seat's table margin / ``scale``."""
+    game, teacher, options, visits, rules_name, num_players, seed, deals, *weights, potential = args
+    win_w, score_w, scale, truncated = weights
     rules = load_rummy_rules(rules_name) if game == "rummy" else load_rules(rules_name)
     obs, masks, actions, targets, policy = [], [], [], [], []
     for deal in deals:
         log: list[Decision] = []
         players = [
-            _Recorder(make_agent(teacher, seed=seed * 1_000_003 + deal * 7 + s, **options), log, visits)
+            _Recorder(make_agent(teacher, seed=seed * 1_000_003 + deal * 7 + s, **options), log, visits, potential)
             for s in range(num_players)
         ]
         deal_seed = seed * 1_000_003 + deal
@@ -104,11 +112,11 @@ def _teacher_games(
                 hand_reward(result.state, result.side_of[s], win_w, score_w, scale, truncated)
                 for s in range(num_players)
             ]
-        for o, m, a, seat, p in log:
+        for o, m, a, seat, p, margin in log:
             obs.append(o)
             masks.append(m)
             actions.append(a)
-            targets.append(seat_target[seat])
+            targets.append(seat_target[seat] - score_w * margin / scale)
             policy.append(p)
     return {
         "obs": np.stack(obs) if obs else np.zeros((0, 0), np.float16),
@@ -152,7 +160,7 @@ def behaviour_clone(trainer: Trainer) -> dict[str, float]:
     workers = max(1, cfg.workers)
     deals = list(range(cfg.bc_games))
     chunks = [deals[i :: workers * 4] for i in range(workers * 4) if deals[i :: workers * 4]]
-    weights = (cfg.win_weight, cfg.score_weight, cfg.reward_scale, cfg.truncated_reward)
+    weights = (cfg.win_weight, cfg.score_weight, cfg.reward_scale, cfg.truncated_reward, cfg.score_potential)
     teacher = (cfg.bc_teacher, dict(cfg.bc_teacher_options), cfg.bc_targets == "visits")
     tasks = [(trainer.game, *teacher, str(cfg.rules), trainer.n, cfg.seed, c, *weights) for c in chunks]
     parts: list[dict[str, np.ndarray]] = []

@@ -186,6 +186,14 @@ class PPOConfig:
     next draws: burako_env/privileged.py), recorded by the rollout beside each decision: a critic
     for training only, the policy never reads it (``agents.network.NetworkShape.privileged_value``).
     Needs ``rollout: vector``; behaviour cloning fits the value without it (zeros)."""
+    score_potential: bool = False
+    """Potential-based shaping: each decision's advantage reads the value plus the potential
+    ``score_weight`` x the seat's side's margin over what the sides have on the table
+    (``burako_env.outcomes.table_totals``: melds, canasta bonuses, an untaken muerto's penalty) /
+    ``reward_scale``, so a meld, a canasta or the muerto counts in the advantages of the decision that
+    made it, not only through the hand's result; every hand's return is unchanged (the potential is 0
+    once the hand is over). The value head learns the rest (``NetworkShape.score_potential``). Burako
+    with ``rollout: vector``; behaviour cloning fits the value to the result less the potential."""
     league_baselines: list[str] = field(default_factory=lambda: ["planner", "greedy", "random"])
     """Baseline agents in the league: registry names or ``module:Class`` (agents/registry.py)."""
     league_baseline_options: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -367,6 +375,11 @@ class PPOConfig:
             problems.append(
                 f"privileged_value needs rollout: vector (it records the hidden tiles beside each decision), "
                 f"not {self.rollout}"
+            )
+        if self.score_potential and (self.rollout != "vector" or self.game == "rummy"):
+            problems.append(
+                "score_potential needs Burako with rollout: vector (it records the table's margin beside each "
+                f"decision), not {self.game or 'burako'} with rollout: {self.rollout}"
             )
         if self.policy_head not in ("legal", "full"):
             problems.append(f"policy_head must be legal or full, got {self.policy_head!r}")
@@ -555,13 +568,20 @@ def monte_carlo_returns(rewards: list[float], lengths: list[int], gamma: float) 
     return np.concatenate(parts) if parts else np.zeros(0)
 
 
-def gae(values: np.ndarray, reward: float, gamma: float, lam: float) -> tuple[np.ndarray, np.ndarray]:
-    """Advantages and returns of one finished episode whose only reward is at its end."""
+def gae(
+    values: np.ndarray, reward: float, gamma: float, lam: float, potentials: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Advantages and returns (the targets of ``values``) of one finished episode whose only reward is at
+    its end. ``potentials`` (``score_potential``): a known part of each decision's value, 0 once the
+    episode is over; the advantages read ``values + potentials`` (potential-based shaping: rewards
+    ``gamma * potential' - potential`` between decisions, the return unchanged but for the first
+    potential) and ``values`` learns the rest."""
+    full = values if potentials is None else values + potentials
     n = values.size
-    next_values = np.append(values[1:], 0.0)
+    next_full = np.append(full[1:], 0.0)
     rewards = np.zeros(n, dtype=np.float32)
     rewards[-1] = reward
-    deltas = rewards + gamma * next_values - values
+    deltas = rewards + gamma * next_full - full
     adv = np.zeros(n, dtype=np.float32)
     running = 0.0
     for t in range(n - 1, -1, -1):
@@ -582,7 +602,7 @@ def initial_weights(path: str, shape: NetworkShape) -> dict[str, torch.Tensor]:
         raise ckpt.CheckpointError(
             f"init_checkpoint {path} holds the network {net.shape.to_dict()}, but this config builds "
             f"{shape.to_dict()}: give the checkpoint's hidden, slot_embed, value_torso, unseen_input, "
-            "privileged_value, num_players and rules"
+            "privileged_value, score_potential, num_players and rules"
         )
     return net.state_dict()
 
@@ -615,6 +635,7 @@ class Trainer:
             value_torso=config.value_torso,
             unseen_input=config.unseen_input,
             privileged_value=config.privileged_value,
+            score_potential=config.score_potential,
         )
         self.layout = shape.layout
         torch.manual_seed(config.seed)
@@ -751,8 +772,13 @@ class Trainer:
         lengths = [episode_length(ep) for ep in episodes]
         splits = np.cumsum(lengths)[:-1]
         values_of = np.split(batch["values"], splits)
+        potentials = batch.get("potentials")  # with score_potential: the part of each value the network does not learn
+        potentials_of = np.split(potentials, splits) if potentials is not None else [None] * len(episodes)
         advs, rets = zip(
-            *(gae(v, ep.reward, cfg.gamma, cfg.gae_lambda) for v, ep in zip(values_of, episodes, strict=True)),
+            *(
+                gae(v, ep.reward, cfg.gamma, cfg.gae_lambda, p)
+                for v, p, ep in zip(values_of, potentials_of, episodes, strict=True)
+            ),
             strict=True,
         )
         obs_rows: torch.Tensor | None = None  # the batch's rows of ``obs`` when it is the store's array
@@ -836,7 +862,9 @@ class Trainer:
         old = batch["values"].astype(np.float64)
         stats["explained_variance"] = explained_variance(returns.cpu().numpy().astype(np.float64), old)
         outcomes = monte_carlo_returns([ep.reward for ep in episodes], lengths, cfg.gamma)
-        stats["explained_variance_mc"] = explained_variance(outcomes, old)
+        # the critic's estimate of a result is its value plus the potential (score_potential)
+        estimates = old if potentials is None else old + potentials
+        stats["explained_variance_mc"] = explained_variance(outcomes, estimates)
         stats["batch_decisions"] = float(n)
         return stats
 

@@ -72,7 +72,8 @@ def unpack_masks(packed: np.ndarray, num_actions: int) -> np.ndarray:
 class DecisionStore:
     """Learner decisions, one row each: observation, legal actions (bit-packed),
     action, behaviour log-probability and value; with ``privileged_size`` > 0 also
-    what the seat could not see (burako_env/privileged.py, a privileged value's input).
+    what the seat could not see (burako_env/privileged.py, a privileged value's input);
+    with ``potentials`` the potential of ``score_potential`` (training/ppo.py's ``gae``).
 
     Rows are handed out from a free list and given back when their episode
     has been learned from (:meth:`release`), so nothing is ever moved: a row
@@ -81,12 +82,20 @@ class DecisionStore:
     doubling when the free list runs out."""
 
     def __init__(
-        self, obs_size: int, num_actions: int = NUM_ACTIONS, capacity: int = 1024, privileged_size: int = 0
+        self,
+        obs_size: int,
+        num_actions: int = NUM_ACTIONS,
+        capacity: int = 1024,
+        privileged_size: int = 0,
+        potentials: bool = False,
     ) -> None:
         self.num_actions = num_actions
         self.obs = np.zeros((capacity, obs_size), dtype=np.float32)
         #: rows x 0 when no privileged value reads them
         self.privileged = np.zeros((capacity, privileged_size), dtype=np.float32)
+        #: rows x 1 with ``potentials``: the part of each decision's value the network does not learn
+        #: (``score_potential``); rows x 0 without
+        self.potentials = np.zeros((capacity, int(potentials)), dtype=np.float32)
         self.packed_masks = np.zeros((capacity, (num_actions + 7) // 8), dtype=np.uint8)
         self.actions = np.zeros(capacity, dtype=np.int64)
         self.logprobs = np.zeros(capacity, dtype=np.float32)
@@ -111,7 +120,7 @@ class DecisionStore:
     def _grow(self, need: int) -> None:
         old = self.capacity
         capacity = max(old + need, 2 * old)
-        for name in ("obs", "privileged", "packed_masks", "actions", "logprobs", "values"):
+        for name in ("obs", "privileged", "packed_masks", "actions", "logprobs", "values", "potentials"):
             array = getattr(self, name)
             grown = np.zeros((capacity, *array.shape[1:]), dtype=array.dtype)
             grown[:old] = array
@@ -227,9 +236,13 @@ class VectorRollout(StoredCollect):
         self.num_sides = self.env.num_sides
         self.seeds = [int(s) for s in trainer.rng.integers(2**63, size=cfg.num_envs)]
         self.env.reset(seed=self.seeds)
-        # with ``privileged_value`` the store keeps what each learner seat could not see beside its decision
+        # with ``privileged_value`` the store keeps what each learner seat could not see beside its decision,
+        # with ``score_potential`` the table's margin for the seat
         self.store = DecisionStore(
-            self.env.observation_size, capacity=max(1024, cfg.batch_size), privileged_size=trainer.net.privileged_size
+            self.env.observation_size,
+            capacity=max(1024, cfg.batch_size),
+            privileged_size=trainer.net.privileged_size,
+            potentials=cfg.score_potential,
         )
         n_envs, n = cfg.num_envs, trainer.n
         self.opponent = [SELF] * n_envs
@@ -354,6 +367,9 @@ class VectorRollout(StoredCollect):
             mask_np = masks[learner_rows].view(np.bool_)
             hidden = env.privileged(learner_rows, current[learner_rows]) if store.privileged.shape[1] else None
             stored = store.put(obs_np, mask_np, hidden)
+            if store.potentials.shape[1]:
+                margins = env.table_margins(learner_rows, current[learner_rows])
+                store.potentials[stored, 0] = margins * (t.cfg.score_weight / t.cfg.reward_scale)
             obs = torch.from_numpy(obs_np).to(t.device)
             mask = torch.from_numpy(mask_np).to(t.device)
             privileged = torch.from_numpy(hidden).to(t.device) if hidden is not None else None
@@ -497,5 +513,7 @@ def episode_batch(episodes: list[Any], gather_obs: bool = True) -> dict[str, np.
             batch["packed_masks"] = store.packed_masks[rows]
             if store.privileged.shape[1]:
                 batch["privileged"] = store.privileged[rows]
+            if store.potentials.shape[1]:
+                batch["potentials"] = store.potentials[rows, 0]
             return batch
     return {name: np.concatenate([getattr(ep, name) for ep in episodes]) for name in names}

@@ -1,0 +1,60 @@
+"""Kernels that compile the compiled core's functions into themselves (burako_env/vector.py,
+agents/fast_search.py) are recompiled after burako_env/fast.py changes: numba's disk cache keys a
+kernel on its own file only, so without ``fast.refresh_dependent_caches`` they would run stale code."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+from pathlib import Path
+
+from burako_env import fast as F
+
+KERNEL_MODULE = """
+import numba
+
+@numba.njit(cache=True)
+def double(x):
+    return 2 * x
+"""
+
+
+def test_a_dependent_kernels_cache_is_flushed_when_the_core_changed(tmp_path: Path) -> None:
+    """The first import stamps the core's hash and flushes; the same core flushes nothing; a stamp of
+    another core (fast.py edited since) flushes again, and the kernel then compiles afresh instead of
+    loading from the cache."""
+    path = tmp_path / "dependent_kernels.py"
+    path.write_text(KERNEL_MODULE, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("dependent_kernels", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["dependent_kernels"] = module
+    try:
+        spec.loader.exec_module(module)
+        namespace = vars(module)
+        assert F.refresh_dependent_caches("dependent_kernels", namespace)  # no stamp yet
+        assert module.double(21) == 42  # compiled and saved to the cache
+        stamp = tmp_path / "__pycache__" / "dependent_kernels.core-sha1"
+        assert stamp.read_text(encoding="ascii") == hashlib.sha1(Path(F.__file__).read_bytes()).hexdigest()
+        assert not F.refresh_dependent_caches("dependent_kernels", namespace)  # the same core
+        index = next((tmp_path / "__pycache__").glob("dependent_kernels.double-*.nbi"))
+        saved = index.stat().st_size
+        stamp.write_text("0" * 40, encoding="ascii")  # compiled against another fast.py
+        assert F.refresh_dependent_caches("dependent_kernels", namespace)
+        assert index.stat().st_size < saved  # the index no longer lists the compiled overload
+        assert stamp.read_text(encoding="ascii") != "0" * 40
+    finally:
+        del sys.modules["dependent_kernels"]
+
+
+def test_the_batched_core_and_the_fast_search_are_stamped_with_this_core() -> None:
+    """Both modules whose kernels inline the core's functions call the refresh at import."""
+    import agents.fast_search as fast_search
+    from burako_env import vector
+
+    digest = hashlib.sha1(Path(F.__file__).read_bytes()).hexdigest()
+    for module in (vector, fast_search):
+        kernel = next(v for v in vars(module).values() if hasattr(v, "_cache") and hasattr(v, "py_func"))
+        stamp = Path(kernel._cache.cache_path) / f"{module.__name__}.core-sha1"
+        assert stamp.read_text(encoding="ascii") == digest, module.__name__
