@@ -26,7 +26,8 @@ its muerto, hand and stock sizes before each move).
 | s<side>_<melded, canasta_bonus,| the score breakdown per side (NaN when the hand has no score)|
 |  closing_bonus, hand_penalty,  |                                                              |
 |  muerto_penalty, total>        |                                                              |
-| s<side>_canastas, _clean       | canastas (and clean ones) the side held at the end           |
+| s<side>_canastas,              | canastas (and clean ones) the side held at the end           |
+|  s<side>_clean_canastas        |                                                              |
 | s<side>_muerto_turn            | turn at which the side took its muerto (NaN: never)          |
 | meta_<key>[_<key>…]            | the record's ``meta`` fields (nested mappings flattened)     |
 
