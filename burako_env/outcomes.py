@@ -105,7 +105,13 @@ def blended_reward(diff: float, win_weight: float, score_weight: float, scale: f
     """Training's reward for a side whose zero-sum hand result is ``diff``:
     a win/loss term plus a scaled score term (``configs/ppo_*.yaml``)."""
     sign = float((diff > 0) - (diff < 0))
-    return win_weight * sign + score_weight * diff / scale
+    return win_weight * sign + score_term(diff, score_weight, scale)
+
+
+def score_term(diff: Any, score_weight: float, scale: float) -> Any:
+    """The score part of training's reward for a zero-sum margin ``diff`` (a number or an array): also
+    the potential of ``score_potential``, where ``diff`` is the margin on the table."""
+    return score_weight * diff / scale
 
 
 def side_reward(

@@ -150,6 +150,12 @@ def _reset_all(states, tiles, manos, T, bufs, masks, obs, current):
 
 
 @numba.njit(cache=True, nogil=True)
+def _zero_sum(own, total, sides):
+    """E5 in a kernel: a side's total minus the mean of the others' (``outcomes.zero_sum_from_totals``)."""
+    return own - (total - own) / (sides - 1)
+
+
+@numba.njit(cache=True, nogil=True)
 def _table_margins(states, games, seats, T, out):
     sides = T[F.T_RULE_VALUES][F.RV_SIDES]
     for r in range(games.size):
@@ -162,7 +168,7 @@ def _table_margins(states, games, seats, T, out):
             total += v
             if s == own_side:
                 own = v
-        out[r] = own - (total - own) / (sides - 1)
+        out[r] = _zero_sum(own, total, sides)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -196,7 +202,7 @@ def _finish_hand(st, i, T, win, scale, rewards, terminated, truncated, ends, tot
         else:
             for s in range(sides):
                 v = totals[i, s]
-                side_reward[s] = (v - (total - v) / (sides - 1)) / scale
+                side_reward[s] = _zero_sum(v, total, sides) / scale
     for p in range(rv[F.RV_PLAYERS]):
         rewards[i, p] = side_reward[p % sides]
 

@@ -32,7 +32,7 @@ from agents.network import PolicyNet
 from agents.registry import make_agent
 from agents.rummy_runner import play_rummy_hand
 from agents.runner import play_game
-from burako_env.outcomes import table_margin
+from burako_env.outcomes import score_term, table_margin
 from burako_env.rules import load_rules
 from burako_env.rummy.rules import load_rummy_rules
 from training.engine_rollout import hand_reward
@@ -116,7 +116,7 @@ def _teacher_games(
             obs.append(o)
             masks.append(m)
             actions.append(a)
-            targets.append(seat_target[seat] - score_w * margin / scale)
+            targets.append(seat_target[seat] - score_term(margin, score_w, scale))
             policy.append(p)
     return {
         "obs": np.stack(obs) if obs else np.zeros((0, 0), np.float16),

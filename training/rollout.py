@@ -54,7 +54,7 @@ import torch
 from agents.registry import make_agent
 from burako_env import fast as F
 from burako_env.actions import NUM_ACTIONS
-from burako_env.outcomes import side_reward, zero_sum_from_totals
+from burako_env.outcomes import score_term, side_reward, zero_sum_from_totals
 from burako_env.vector import BurakoVectorEnv
 from training.baseline_worker import BaselineTable, BaselineWorker, RemoteAgent, Request
 from training.league import SELF, SNAPSHOT_PREFIX
@@ -369,7 +369,7 @@ class VectorRollout(StoredCollect):
             stored = store.put(obs_np, mask_np, hidden)
             if store.potentials.shape[1]:
                 margins = env.table_margins(learner_rows, current[learner_rows])
-                store.potentials[stored, 0] = margins * (t.cfg.score_weight / t.cfg.reward_scale)
+                store.potentials[stored, 0] = score_term(margins, t.cfg.score_weight, t.cfg.reward_scale)
             obs = torch.from_numpy(obs_np).to(t.device)
             mask = torch.from_numpy(mask_np).to(t.device)
             privileged = torch.from_numpy(hidden).to(t.device) if hidden is not None else None
