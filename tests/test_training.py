@@ -523,6 +523,49 @@ def test_cloning_targets_are_the_moves_or_a_search_teachers_root_visit_shares() 
         assert spread > len(counts) // 2 if visits else spread == 0
 
 
+def test_cloning_measures_its_fit_on_held_out_teacher_games_it_never_fits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``bc_holdout_games``: the teacher plays the deals after ``bc_games`` as well; the network is fitted
+    exactly as without them (same weights), and after every epoch ``bc/holdout_*`` is the fit on those
+    decisions (the agreement recomputed here from the policy's own log-probabilities)."""
+    from training import cloning
+
+    def clone(holdout: int) -> tuple[Trainer, dict[str, float], dict[str, list[float]]]:
+        config = PPOConfig(
+            run_root=str(tmp_path / f"h{holdout}"), num_envs=1, hidden=16, slot_embed=4, bc_teacher="planner",
+            bc_games=4, bc_holdout_games=holdout, bc_epochs=3, workers=1, minibatch_size=128, seed=3,
+        )  # fmt: skip
+        trainer = Trainer(config, progress=False)
+        logged: dict[str, list[float]] = {}
+        monkeypatch.setattr(trainer.writer, "add_scalar", lambda k, v, step: logged.setdefault(k, []).append(v))
+        stats = trainer.behaviour_clone()
+        return trainer, stats, logged
+
+    plain, plain_stats, plain_logged = clone(0)
+    held, stats, logged = clone(2)
+    assert not any(k.startswith("bc/holdout") for k in plain_logged) and "holdout_agreement" not in plain_stats
+    assert stats["decisions"] == plain_stats["decisions"] and stats["loss"] == plain_stats["loss"]
+    for a, b in zip(plain.net.parameters(), held.net.parameters(), strict=True):
+        assert torch.equal(a, b)  # the held-out decisions moved nothing
+    assert [len(logged[f"bc/holdout_{k}"]) for k in ("loss", "agreement", "decisions")] == [3, 3, 3]
+    cfg = held.cfg
+    weights = (cfg.win_weight, cfg.score_weight, cfg.reward_scale, cfg.truncated_reward, cfg.score_potential)
+    task = ("burako", "planner", {}, False, "burako", 2, cfg.seed, [4, 5], *weights)
+    games = cloning._teacher_games(task)
+    masks = np.unpackbits(games["masks"], axis=1)[:, : held.net.shape.num_actions].astype(bool)
+    with torch.no_grad():
+        logp, _, _ = evaluate_actions(
+            held.net, torch.from_numpy(games["obs"]).float(), torch.from_numpy(masks), torch.from_numpy(games["actions"])
+        )
+    assert stats["holdout_decisions"] == len(games["actions"]) > 20
+    agreeing = int((logp > math.log(0.5)).sum())
+    assert 0 < agreeing < len(logp) and stats["holdout_agreement"] == agreeing / len(logp)
+    assert logged["bc/holdout_agreement"][-1] == stats["holdout_agreement"]
+    with pytest.raises(ValueError, match="bc_holdout_games must be >= 0, got -1"):
+        PPOConfig(bc_teacher="planner", bc_holdout_games=-1)
+
+
 def test_cloning_loss_of_one_hot_targets_is_the_moves_cross_entropy() -> None:
     """The soft-target loss with one-hot targets is -log p(move) (the loss before bc_targets) + the value term."""
     from training.cloning import cloning_loss

@@ -10,7 +10,10 @@ teacher's moves (or, ``bc_targets: visits``, on a search teacher's root visit
 shares: expert iteration's target) plus ``vf_coef`` x the value loss, so self-play starts from
 sensible play instead of random moves. ``bc/loss`` and ``bc/agreement`` (the
 share of decisions where the teacher's move gets more than half the
-probability) are logged at steps <= 0, before PPO's first step.
+probability) are logged at steps <= 0, before PPO's first step. They are
+measured on the decisions being fitted; ``bc_holdout_games`` more teacher games
+(deals after ``bc_games``, never fitted) give ``bc/holdout_loss`` and
+``bc/holdout_agreement`` after every epoch: the fit on play the clone has not seen.
 
 Rummy (``game: rummy``) clones the same way: its teacher (``rummy-heuristic``,
 ``rummy-greedy``) plays hands of ``agents.rummy_runner``, and every seat's
@@ -152,19 +155,17 @@ def cloning_loss(
     return ce + vf_coef * v_loss, move_logp
 
 
-def behaviour_clone(trainer: Trainer) -> dict[str, float]:
-    """Fit ``trainer``'s network to ``bc_teacher``'s moves and results (warm
-    start); the curves go to its TensorBoard as ``bc/*`` at steps <= 0."""
+def _play_teacher(trainer: Trainer, deals: list[int], what: str) -> dict[str, Any] | None:
+    """The teacher's games on ``deals`` in ``cfg.workers`` processes, stacked as the fit reads them (tensors
+    and the legal-move index); None when no decision was recorded."""
     cfg = trainer.cfg
-    assert cfg.bc_teacher is not None
     workers = max(1, cfg.workers)
-    deals = list(range(cfg.bc_games))
     chunks = [deals[i :: workers * 4] for i in range(workers * 4) if deals[i :: workers * 4]]
     weights = (cfg.win_weight, cfg.score_weight, cfg.reward_scale, cfg.truncated_reward, cfg.score_potential)
     teacher = (cfg.bc_teacher, dict(cfg.bc_teacher_options), cfg.bc_targets == "visits")
     tasks = [(trainer.game, *teacher, str(cfg.rules), trainer.n, cfg.seed, c, *weights) for c in chunks]
     parts: list[dict[str, np.ndarray]] = []
-    with tqdm(total=len(tasks), desc=f"cloning {cfg.bc_teacher}: games", disable=not trainer.progress) as bar:
+    with tqdm(total=len(tasks), desc=f"cloning {cfg.bc_teacher}: {what}", disable=not trainer.progress) as bar:
         if workers == 1:
             for task in tasks:
                 parts.append(_teacher_games(task))
@@ -175,12 +176,46 @@ def behaviour_clone(trainer: Trainer) -> dict[str, float]:
                     parts.append(part)
                     bar.update()
     parts = [p for p in parts if p["actions"].size]
-    obs = torch.from_numpy(np.concatenate([p["obs"] for p in parts]))
-    actions = torch.from_numpy(np.concatenate([p["actions"] for p in parts]))
-    targets = torch.from_numpy(np.concatenate([p["targets"] for p in parts]))
-    policy = torch.from_numpy(np.concatenate([p["policy"] for p in parts]))
-    legal = LegalIndex.of_packed(np.concatenate([p["masks"] for p in parts]))
-    n = actions.numel()
+    if not parts:
+        return None
+    return {
+        "obs": torch.from_numpy(np.concatenate([p["obs"] for p in parts])),
+        "legal": LegalIndex.of_packed(np.concatenate([p["masks"] for p in parts])),
+        "policy": torch.from_numpy(np.concatenate([p["policy"] for p in parts])),
+        "actions": torch.from_numpy(np.concatenate([p["actions"] for p in parts])),
+        "targets": torch.from_numpy(np.concatenate([p["targets"] for p in parts])),
+    }
+
+
+def _agrees(move_logp: torch.Tensor) -> int:
+    """Decisions where the teacher's move gets more than half the probability (the "agreement")."""
+    return int((move_logp > math.log(0.5)).sum())
+
+
+@torch.no_grad()
+def _held_out_fit(trainer: Trainer, data: dict[str, Any]) -> dict[str, float]:
+    """Loss and agreement of the network on decisions it is not fitted to (``bc_holdout_games``)."""
+    n = data["actions"].numel()
+    loss_sum, correct = 0.0, 0
+    for start in range(0, n, trainer.cfg.minibatch_size):
+        idx = torch.arange(start, min(n, start + trainer.cfg.minibatch_size))
+        loss, move_logp = cloning_loss(trainer.net, idx=idx, vf_coef=trainer.cfg.vf_coef, **data)
+        loss_sum += loss.item() * idx.numel()
+        correct += _agrees(move_logp)
+    return {"holdout_loss": loss_sum / n, "holdout_agreement": correct / n, "holdout_decisions": float(n)}
+
+
+def behaviour_clone(trainer: Trainer) -> dict[str, float]:
+    """Fit ``trainer``'s network to ``bc_teacher``'s moves and results (warm
+    start); the curves go to its TensorBoard as ``bc/*`` at steps <= 0."""
+    cfg = trainer.cfg
+    assert cfg.bc_teacher is not None
+    data = _play_teacher(trainer, list(range(cfg.bc_games)), "games")
+    if data is None:
+        raise ValueError(f"bc_teacher {cfg.bc_teacher} made no decision with a choice in {cfg.bc_games} games")
+    held_out_deals = list(range(cfg.bc_games, cfg.bc_games + cfg.bc_holdout_games))
+    held_out = _play_teacher(trainer, held_out_deals, "held-out games") if held_out_deals else None
+    n = data["actions"].numel()
     optimizer = torch.optim.Adam(trainer.net.parameters(), lr=cfg.bc_learning_rate)
     trainer.net.train()
     steps = cfg.bc_epochs * math.ceil(n / cfg.minibatch_size)
@@ -192,16 +227,17 @@ def behaviour_clone(trainer: Trainer) -> dict[str, float]:
             total_loss = 0.0
             for start in range(0, n, cfg.minibatch_size):
                 idx = perm[start : start + cfg.minibatch_size]
-                loss, move_logp = cloning_loss(trainer.net, obs, legal, policy, actions, targets, idx, cfg.vf_coef)
+                loss, move_logp = cloning_loss(trainer.net, idx=idx, vf_coef=cfg.vf_coef, **data)
                 optimizer.zero_grad()
                 loss.backward()
                 nn.utils.clip_grad_norm_(trainer.net.parameters(), cfg.max_grad_norm)
                 optimizer.step()
-                # "agreement": the teacher's move gets more than half the probability
-                correct += int((move_logp > math.log(0.5)).sum())
+                correct += _agrees(move_logp)
                 total_loss += loss.item() * idx.numel()
                 bar.update()
             stats = {"loss": total_loss / n, "agreement": correct / n, "decisions": float(n)}
+            if held_out is not None:
+                stats.update(_held_out_fit(trainer, held_out))
             for key, value in stats.items():
                 # steps <= 0: a resume (which drops events after its checkpoint's step) keeps these curves
                 trainer.writer.add_scalar(f"bc/{key}", value, epoch - cfg.bc_epochs + 1)

@@ -222,6 +222,9 @@ class PPOConfig:
     """Teacher-vs-teacher games to clone."""
     bc_epochs: int = 3
     """Passes over the cloning data."""
+    bc_holdout_games: int = 0
+    """More teacher games (deals after ``bc_games``), never fitted: after every epoch the network's agreement
+    and loss on them are logged (``bc/holdout_*``), so a clone's fit is measured on play it did not see."""
     bc_learning_rate: float = 1e-3
     """Adam step size while cloning."""
     init_checkpoint: str | None = None
@@ -354,7 +357,7 @@ class PPOConfig:
         for name in (*positive, "log_every"):
             if getattr(self, name) <= 0:
                 problems.append(f"{name} must be > 0, got {getattr(self, name)}")
-        for name in ("snapshot_every", "eval_every", "max_snapshots", "bc_games", "bc_epochs"):
+        for name in ("snapshot_every", "eval_every", "max_snapshots", "bc_games", "bc_epochs", "bc_holdout_games"):
             if getattr(self, name) < 0:
                 problems.append(f"{name} must be >= 0, got {getattr(self, name)}")
         if self.eval_deals not in EVAL_DEALS:
