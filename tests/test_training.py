@@ -554,10 +554,9 @@ def test_cloning_measures_its_fit_on_held_out_teacher_games_it_never_fits(
     task = ("burako", "planner", {}, False, "burako", 2, cfg.seed, [4, 5], *weights)
     games = cloning._teacher_games(task)
     masks = np.unpackbits(games["masks"], axis=1)[:, : held.net.shape.num_actions].astype(bool)
+    obs, moves = torch.from_numpy(games["obs"]).float(), torch.from_numpy(games["actions"])
     with torch.no_grad():
-        logp, _, _ = evaluate_actions(
-            held.net, torch.from_numpy(games["obs"]).float(), torch.from_numpy(masks), torch.from_numpy(games["actions"])
-        )
+        logp, _, _ = evaluate_actions(held.net, obs, torch.from_numpy(masks), moves)
     assert stats["holdout_decisions"] == len(games["actions"]) > 20
     agreeing = int((logp > math.log(0.5)).sum())
     assert 0 < agreeing < len(logp) and stats["holdout_agreement"] == agreeing / len(logp)
