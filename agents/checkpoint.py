@@ -11,6 +11,13 @@ objects), so loading one cannot run code. Two kinds share the ``policy`` part:
 | ``rules``      | the ``Rules`` (Rummy: ``RummyRules``) as a dict | same                       |
 | ``config``     | the training config as a dict               | same                           |
 | ``trainer``    | optimiser, RNG states, counters, league     | absent                         |
+| ``trained``    | absent (``trainer`` holds the counters)     | optional: how far it trained   |
+
+An exported policy's ``trained`` part (``update``, ``global_step``,
+``minutes``) is written by the trainer's exports since 2026-12-05.
+
+:func:`training_progress` reads how far a file's run had trained from either
+part (a learning curve over kept policies, ``training/checkpoint_curve.py``).
 
 The game a policy plays is its shape's ``game`` (``burako`` or ``rummy``;
 files written before Rummy have none and are Burako's), with the game's
@@ -113,6 +120,10 @@ TRAINER_PARTS: dict[str, type | tuple[type, ...]] = {
 }
 
 
+#: an exported policy's optional ``trained`` part: how far its run had trained
+TRAINED_PARTS: dict[str, type | tuple[type, ...]] = {"update": int, "global_step": int, "minutes": (int, float)}
+
+
 def _check_tensors(tensors: Any, where: str, source: str) -> None:
     """A mapping of names to tensors, every floating value finite (NaN weights fail at load, not in play)."""
     if not isinstance(tensors, dict):
@@ -151,6 +162,13 @@ def check_structure(data: dict[str, Any], source: str) -> None:
         if not isinstance(data[key], dict):
             raise CheckpointError(f"{source}: {key!r} is a {type(data[key]).__name__}, not a mapping")
     if data["format"] != TRAINING_FORMAT:
+        trained = data.get("trained")
+        if trained is not None and (
+            not isinstance(trained, dict)
+            or set(trained) != set(TRAINED_PARTS)
+            or not all(isinstance(trained[k], t) and not isinstance(trained[k], bool) for k, t in TRAINED_PARTS.items())
+        ):
+            raise CheckpointError(f"{source}: 'trained' must map exactly {sorted(TRAINED_PARTS)} to numbers")
         return
     trainer = data.get("trainer")
     if not isinstance(trainer, dict):
@@ -174,17 +192,36 @@ def check_structure(data: dict[str, Any], source: str) -> None:
 
 
 def policy_payload(
-    net: PolicyNet, rules: Rules | RummyRules, config: dict[str, Any], half: bool = False
+    net: PolicyNet,
+    rules: Rules | RummyRules,
+    config: dict[str, Any],
+    half: bool = False,
+    trained: dict[str, int | float] | None = None,
 ) -> dict[str, Any]:
-    """The portable part of a checkpoint: enough to rebuild and play the policy."""
+    """The portable part of a checkpoint: enough to rebuild and play the policy; ``trained``
+    (:data:`TRAINED_PARTS`) says how far its run had trained when it was exported."""
     state = {k: (v.half() if half and v.is_floating_point() else v).clone() for k, v in net.state_dict().items()}
-    return {
+    payload = {
         "format": POLICY_FORMAT,
         "version": CHECKPOINT_VERSION,
         "policy": {"shape": net.shape.to_dict(), "state_dict": state},
         "rules": rules.to_dict(),
         "config": dict(config),
     }
+    if trained is not None:
+        payload["trained"] = dict(trained)
+    return payload
+
+
+def training_progress(data: dict[str, Any]) -> dict[str, int | float] | None:
+    """``update``, ``global_step`` (learner decisions) and ``minutes`` of training behind a loaded
+    checkpoint: a training checkpoint's counters, or an exported policy's ``trained`` part; None for a
+    policy exported without it (before 2026-12-05, or by hand)."""
+    if data["format"] == TRAINING_FORMAT:
+        trainer = data["trainer"]
+        return {"update": trainer["update"], "global_step": trainer["global_step"], "minutes": trainer["elapsed"] / 60}
+    trained = data.get("trained")
+    return None if trained is None else dict(trained)
 
 
 def build_policy(data: dict[str, Any], source: str = "checkpoint") -> tuple[PolicyNet, Rules | RummyRules]:

@@ -223,6 +223,19 @@ class MatchFigures:
         """These fields alone, to build a subclass from: ``Summary(**figures.figures(), ...)``."""
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(MatchFigures)}
 
+    def curve_point(self) -> dict[str, float | int]:
+        """One opponent's point of a learning curve (``training.curves``): win rate and score
+        difference with their intervals, and the games behind them."""
+        return {
+            "win_rate": self.win_rate,
+            "low": self.win_rate_ci[0],
+            "high": self.win_rate_ci[1],
+            "score": self.mean_diff,
+            "score_low": self.mean_diff_ci[0],
+            "score_high": self.mean_diff_ci[1],
+            "games": self.games,
+        }
+
 
 def deal_chunks(n_deals: int, chunk_size: int) -> list[tuple[int, ...]]:
     """Deals ``0..n_deals-1`` in worker tasks of ``chunk_size`` deals."""

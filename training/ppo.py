@@ -244,6 +244,9 @@ class PPOConfig:
     averaging a curve's late points averages out the deals too."""
     checkpoint_every: int = 10
     """Write checkpoints/latest.pt every this many updates."""
+    keep_policy_every: int = 0
+    """Also export the policy (float16, ~3 MB) to ``policies/update_<n>.pt`` every this many updates (0:
+    never): a learning curve against opponents too costly to play during training (``burako-curve``)."""
     workers: int = 2
     """Processes for generating behaviour-cloning games."""
     torch_threads: int = 2
@@ -357,7 +360,10 @@ class PPOConfig:
         for name in (*positive, "log_every"):
             if getattr(self, name) <= 0:
                 problems.append(f"{name} must be > 0, got {getattr(self, name)}")
-        for name in ("snapshot_every", "eval_every", "max_snapshots", "bc_games", "bc_epochs", "bc_holdout_games"):
+        for name in (
+            "snapshot_every", "eval_every", "max_snapshots", "bc_games", "bc_epochs", "bc_holdout_games",
+            "keep_policy_every",
+        ):  # fmt: skip
             if getattr(self, name) < 0:
                 problems.append(f"{name} must be >= 0, got {getattr(self, name)}")
         if self.eval_deals not in EVAL_DEALS:
@@ -924,19 +930,10 @@ class Trainer:
                     num_players=self.n,
                     workers=1,
                 ).summary
-            low, high = result.win_rate_ci
-            row[name] = {
-                "win_rate": result.win_rate,
-                "low": low,
-                "high": high,
-                "score": result.mean_diff,
-                "score_low": result.mean_diff_ci[0],
-                "score_high": result.mean_diff_ci[1],
-                "games": result.games,
-            }
+            row[name] = result.curve_point()
             self.writer.add_scalar(f"eval/winrate_vs_{name}", result.win_rate, self.global_step)
-            self.writer.add_scalar(f"eval/winrate_vs_{name}_low", low, self.global_step)
-            self.writer.add_scalar(f"eval/winrate_vs_{name}_high", high, self.global_step)
+            self.writer.add_scalar(f"eval/winrate_vs_{name}_low", row[name]["low"], self.global_step)
+            self.writer.add_scalar(f"eval/winrate_vs_{name}_high", row[name]["high"], self.global_step)
             self.writer.add_scalar(f"eval/score_vs_{name}", result.mean_diff, self.global_step)
         self.eval_history.append(row)
         return row
@@ -950,8 +947,10 @@ class Trainer:
         return save_checkpoint(self, name)
 
     def export_policy(self, path: str | Path, half: bool = True) -> Path:
-        """The small file PolicyAgent plays (weights in float16 by default)."""
-        return ckpt.save(ckpt.policy_payload(self.net, self.rules, self.cfg.to_dict(), half=half), path)
+        """The small file PolicyAgent plays (weights in float16 by default), with how far it had trained."""
+        trained = {"update": self.update, "global_step": self.global_step, "minutes": self.elapsed() / 60}
+        payload = ckpt.policy_payload(self.net, self.rules, self.cfg.to_dict(), half=half, trained=trained)
+        return ckpt.save(payload, path)
 
     # ------------------------------------------------------------------ main loop
     def _log_hparams(self) -> None:
@@ -1046,6 +1045,8 @@ class Trainer:
                 bar.write(_format_eval(row))
             if self.update % cfg.checkpoint_every == 0:
                 self.save_checkpoint()
+            if cfg.keep_policy_every and self.update % cfg.keep_policy_every == 0:
+                self.export_policy(self.run_dir / "policies" / f"update_{self.update:06d}.pt")
         bar.close()
         if not self.eval_history or self.eval_history[-1]["update"] != self.update:
             print(_format_eval(self.evaluate_now()), file=sys.stderr)

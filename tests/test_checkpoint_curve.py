@@ -1,0 +1,135 @@
+"""Kept policies (``keep_policy_every``) and ``burako-curve``: a learning curve against an opponent
+too costly to play during training, point by point, resumable."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from agents import checkpoint as ckpt
+from training import checkpoint_curve
+from training.duplicate import AgentSpec
+from training.evaluate import evaluate
+from training.ppo import PPOConfig, Trainer, load_config
+
+ROOT = Path(__file__).resolve().parent.parent
+SMOKE = ROOT / "configs" / "ppo_smoke.yaml"
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A three-update smoke run that keeps its policy every update and evaluates every other one."""
+    root = tmp_path_factory.mktemp("runs")
+    values = {**load_config(SMOKE).to_dict(), "run_root": str(root), "total_steps": 2500, "bc_teacher": None}
+    values.update(eval_every=2, eval_games=4, eval_opponents=["random"], keep_policy_every=1, num_envs=8)
+    trainer = Trainer(PPOConfig(**values), progress=False)
+    trainer.train()
+    assert trainer.update == 3
+    return trainer.run_dir
+
+
+def test_kept_policies_say_how_far_their_run_had_trained(run_dir: Path) -> None:
+    kept = sorted((run_dir / "policies").glob("*.pt"))
+    assert [p.name for p in kept] == ["update_000001.pt", "update_000002.pt", "update_000003.pt"]
+    steps = []
+    for path in kept:
+        data = ckpt.load(path)
+        progress = ckpt.training_progress(data)
+        assert data["format"] == ckpt.POLICY_FORMAT and progress is not None
+        assert progress["update"] == int(path.stem.split("_")[1]) and progress["minutes"] > 0
+        steps.append(progress["global_step"])
+        assert all(t.dtype == torch.float16 for t in data["policy"]["state_dict"].values() if t.is_floating_point())
+    assert 0 < steps[0] < steps[1] < steps[2]
+    final = ckpt.load(run_dir / "checkpoints" / "final.pt")
+    assert ckpt.training_progress(ckpt.load(run_dir / "policy.pt")) == {
+        "update": 3,
+        "global_step": steps[2],
+        "minutes": pytest.approx(final["trainer"]["elapsed"] / 60, abs=0.05),
+    }
+    assert ckpt.training_progress(final)["global_step"] == steps[2]
+
+
+def test_a_malformed_trained_part_is_refused(tmp_path: Path, run_dir: Path) -> None:
+    data = ckpt.load(run_dir / "policies" / "update_000001.pt")
+    for bad in ({"update": 1, "global_step": 2}, {"update": "1", "global_step": 2, "minutes": 0.1}, [1, 2, 3]):
+        path = ckpt.save({**data, "trained": bad}, tmp_path / "bad.pt")
+        with pytest.raises(ckpt.CheckpointError, match=r"'trained' must map exactly \['global_step', 'minutes'"):
+            ckpt.load(path)
+    del data["trained"]
+    bare = ckpt.save(data, tmp_path / "bare.pt")
+    assert ckpt.training_progress(ckpt.load(bare)) is None
+    with pytest.raises(ValueError, match=r"bare.pt does not say how far its run had trained"):
+        checkpoint_curve.curve_points([bare])
+
+
+def test_the_curve_plays_each_kept_policy_on_the_same_deals_and_resumes(
+    tmp_path: Path, run_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    curve = tmp_path / "curve.json"
+    args = [str(run_dir), "--b", "random", "--games", "4", "--seed", "7", "--json", str(curve), "--no-progress"]
+    assert checkpoint_curve.main([*args, "--plot", str(tmp_path / "curve.png"), "--with-training-evals"]) == 0
+    data = json.loads(curve.read_text())
+    assert {k: data[k] for k in checkpoint_curve.CURVE_KEYS} == {
+        "b": "random", "games": 4, "seed": 7, "rules": "burako", "num_players": 2,
+    }  # fmt: skip
+    # policy.pt is update 3's policy again: one point per update, in training order
+    assert [(p["update"], Path(p["checkpoint"]).name) for p in data["points"]] == [
+        (1, "update_000001.pt"), (2, "update_000002.pt"), (3, "update_000003.pt"),
+    ]  # fmt: skip
+    second = data["points"][1]
+    direct = evaluate(
+        AgentSpec.of("policy", {"checkpoint": second["checkpoint"]}), AgentSpec.of("random"), games=4, seed=7
+    )
+    assert second["random"] == direct.summary.curve_point()
+    assert (tmp_path / "curve.png").stat().st_size > 5000
+    table = capsys.readouterr().out
+    assert "policy vs random" in table and table.count("\n") >= 4
+
+    # a kill after two points: the same command plays the third only
+    data["points"] = data["points"][:2]
+    curve.write_text(json.dumps(data))
+    played: list[str] = []
+    real = checkpoint_curve.evaluate
+
+    def counting(a: AgentSpec, *rest: Any, **kw: Any) -> Any:
+        played.append(dict(a.options)["checkpoint"])
+        return real(a, *rest, **kw)
+
+    monkeypatch.setattr(checkpoint_curve, "evaluate", counting)
+    histories: list[list[dict[str, Any]]] = []
+    monkeypatch.setattr(checkpoint_curve, "plot_learning_curve", lambda history, *a, **k: histories.append(history))
+    assert checkpoint_curve.main([*args, "--plot", str(tmp_path / "again.png"), "--with-training-evals"]) == 0
+    assert [Path(p).name for p in played] == ["update_000003.pt"]
+    again = json.loads(curve.read_text())
+    assert again["points"][:2] == data["points"] and len(again["points"]) == 3
+    # the run's own evaluations (updates 2 and 3) are drawn beside, under their own label
+    (history,) = histories
+    assert sorted(r["update"] for r in history if "random (training evals)" in r) == [2, 3]
+    assert sorted(r["update"] for r in history if "random" in r) == [1, 2, 3]
+
+
+def test_bad_curve_requests_are_refused_before_any_game(
+    tmp_path: Path, run_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(checkpoint_curve, "evaluate", lambda *a, **k: pytest.fail("a game was played"))
+    curve = tmp_path / "curve.json"
+    curve.write_text(
+        json.dumps({"b": "random", "games": 4, "seed": 8, "rules": "burako", "num_players": 2, "points": []})
+    )
+    cases = [
+        ([str(run_dir), "--b", "random", "--games", "4", "--seed", "7", "--json", str(curve)], "holds a curve with"),
+        ([str(tmp_path / "nowhere")], "is neither a run folder nor a checkpoint file"),
+        ([str(tmp_path)], "has no kept policies"),
+        ([str(run_dir), "--b", "ismcts", "--b-opt", "simulations=0"], "simulations"),
+        ([str(run_dir / "policies" / "update_000001.pt"), "--with-training-evals"], "needs a training checkpoint"),
+    ]
+    for argv, message in cases:
+        if "--b" not in argv:
+            argv = [*argv, "--b", "random"]
+        with pytest.raises(SystemExit):
+            checkpoint_curve.main([*argv, "--no-progress"])
+        assert message in capsys.readouterr().err

@@ -1,0 +1,205 @@
+"""A learning curve against one opponent, over a run's kept policies (``burako-curve``).
+
+    burako-curve runs/<run> --b ismcts --b-opt simulations=30 --games 100 --seed 2026 \\
+        --workers 2 --json curve.json --plot curve.png --with-training-evals
+
+Training evaluates against cheap baselines only (``eval_opponents``); an
+opponent that costs minutes a game, a search, is played afterwards on the
+policies the run kept (``keep_policy_every``: ``policies/update_<n>.pt``). Each
+source is a run folder (its ``policies/*.pt`` and ``policy.pt``) or a
+checkpoint file (a kept policy, or a training checkpoint such as
+``checkpoints/latest.pt``). Every file must say how far its run had trained
+(``agents.checkpoint.training_progress``); two files of the same update
+(and decisions) count once. Each point is ``burako-eval``'s duplicate evaluation of the
+policy (agent A) against ``--b`` on the same deals (``--seed``), so points
+differ by the policy only.
+
+``--json`` holds the curve and is rewritten after every point: the same
+command after a kill plays only the points it lacks (it refuses a file made
+with another opponent, game count, seed or rules). ``--plot`` draws it
+(:func:`training.curves.plot_learning_curve`); with ``--with-training-evals``
+the training's own evaluations (the ``eval_history`` of the training
+checkpoint among the sources, or a run folder's ``checkpoints/latest.pt``)
+are drawn beside it, labelled ``(training evals)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from agents import checkpoint as ckpt
+from agents.options import parse_options
+from training.curves import plot_learning_curve
+from training.duplicate import AgentSpec
+from training.evaluate import evaluate
+from training.files import check_output_file, write_text_atomic
+from training.signals import sigterm_as_interrupt
+
+#: what a curve file must match to be continued: the figures of one set of games
+CURVE_KEYS = ("b", "games", "seed", "rules", "num_players")
+
+
+def curve_sources(sources: list[str]) -> list[Path]:
+    """The checkpoint files named by ``sources`` (a run folder stands for its kept policies and ``policy.pt``)."""
+    files: list[Path] = []
+    for source in sources:
+        path = Path(source)
+        if path.is_dir():
+            found = sorted((path / "policies").glob("*.pt")) + [p for p in [path / "policy.pt"] if p.is_file()]
+            if not found:
+                raise ValueError(
+                    f"run folder {source} has no kept policies (policies/*.pt: keep_policy_every) nor policy.pt"
+                )
+            files.extend(found)
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise ValueError(f"{source} is neither a run folder nor a checkpoint file")
+    return files
+
+
+def curve_points(files: list[Path]) -> list[dict[str, Any]]:
+    """One point per update (a policy kept at the run's last update and its ``policy.pt`` count once),
+    ordered by training decisions: ``checkpoint``, ``update``, ``step``, ``minutes``."""
+    points: dict[tuple[int, int], dict[str, Any]] = {}
+    for path in files:
+        progress = ckpt.training_progress(ckpt.load(path))
+        if progress is None:
+            raise ValueError(
+                f"{path} does not say how far its run had trained (a policy exported before 2026-12-05 or by "
+                "hand); give the run's kept policies or a training checkpoint"
+            )
+        point = {"checkpoint": str(path), "update": progress["update"], "step": progress["global_step"]}
+        points.setdefault((point["update"], point["step"]), {**point, "minutes": progress["minutes"]})
+    return sorted(points.values(), key=lambda p: (p["step"], p["update"]))
+
+
+def training_evals(files: list[Path], sources: list[str]) -> list[dict[str, Any]]:
+    """The training's own evaluation rows (its ``eval_history``), each opponent labelled ``(training evals)``:
+    from the furthest-trained training checkpoint among ``files`` or the run folders' ``checkpoints/latest.pt``."""
+    candidates = list(files) + [Path(s) / "checkpoints" / "latest.pt" for s in sources if Path(s).is_dir()]
+    best: dict[str, Any] | None = None
+    for path in candidates:
+        if not path.is_file():
+            continue
+        data = ckpt.load(path)
+        if data["format"] == ckpt.TRAINING_FORMAT and (
+            best is None or data["trainer"]["global_step"] > best["trainer"]["global_step"]
+        ):
+            best = data
+    if best is None:
+        raise ValueError("--with-training-evals needs a training checkpoint (a run folder: its checkpoints/latest.pt)")
+    rows = json.loads(best["trainer"]["eval_history"])
+    return [{k: v for k, v in row.items() if not isinstance(v, dict)} | {
+        f"{k} (training evals)": v for k, v in row.items() if isinstance(v, dict)
+    } for row in rows]  # fmt: skip
+
+
+def load_curve(path: Path | None, settings: dict[str, Any]) -> list[dict[str, Any]]:
+    """The points already played into ``path`` (none when it does not exist); a curve made with other
+    settings is refused, not mixed in."""
+    if path is None or not path.is_file():
+        return []
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        kept = {k: data[k] for k in CURVE_KEYS}
+        points = list(data["points"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"--json {path} is not a curve file of burako-curve ({exc}); name another file") from exc
+    if kept != settings:
+        raise ValueError(
+            f"--json {path} holds a curve with {kept}, not {settings}; name another file to start a new curve"
+        )
+    return points
+
+
+def format_curve(points: list[dict[str, Any]], b: str) -> str:
+    lines = [f"policy vs {b}", "update  decisions  minutes  win rate [95% CI]      score diff [95% CI]"]
+    for p in points:
+        r = p[b]
+        lines.append(
+            f"{p['update']:>6}  {p['step'] / 1e6:>8.2f}M  {p['minutes']:>7.1f}  "
+            f"{r['win_rate']:.3f} [{r['low']:.3f}, {r['high']:.3f}]  "
+            f"{r['score']:+7.1f} [{r['score_low']:+.1f}, {r['score_high']:+.1f}]"
+        )
+    return "\n".join(lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="burako-curve", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("sources", nargs="+", help="run folders or checkpoint files")
+    parser.add_argument("--b", required=True, help="the opponent: an agent name or module:Class")
+    parser.add_argument("--b-opt", action="append", metavar="KEY=VALUE", help="option for the opponent (repeatable)")
+    parser.add_argument("--games", type=int, default=100, help="games per point, an even number (2 per deal)")
+    parser.add_argument("--seed", type=int, default=0, help="deal seed, the same for every point")
+    parser.add_argument("--rules", default="burako", help="rules preset name or YAML path")
+    parser.add_argument("--players", type=int, default=2, choices=(2, 4))
+    parser.add_argument("--workers", type=int, default=1, help="worker processes")
+    parser.add_argument("--json", metavar="PATH", help="the curve, rewritten after every point; continued when rerun")
+    parser.add_argument("--plot", metavar="PATH", help="a PNG of the curve")
+    parser.add_argument("--with-training-evals", action="store_true", help="plot the run's own evaluations beside")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        json_path = None if args.json is None else check_output_file(args.json, "--json")
+        plot_path = None if args.plot is None else check_output_file(args.plot, "--plot")
+        b = AgentSpec.of(args.b, parse_options(args.b_opt, "--b-opt"))
+        b.build(0)  # an unknown name or a bad option fails before any game
+        settings = {"b": b.label, "games": args.games, "seed": args.seed, "rules": args.rules}
+        settings["num_players"] = args.players
+        files = curve_sources(args.sources)
+        points = curve_points(files)
+        done = {(p["update"], p["step"]): p for p in load_curve(json_path, settings)}
+        extra = training_evals(files, args.sources) if args.with_training_evals else []
+        for point in points:  # every policy is loaded before the first game: a bad file costs nothing
+            AgentSpec.of("policy", {"checkpoint": point["checkpoint"]}).build(0)
+    except (ValueError, ckpt.CheckpointError) as exc:
+        parser.error(str(exc))
+    curve: list[dict[str, Any]] = []
+    try:
+        with sigterm_as_interrupt():
+            for point in tqdm(points, desc=f"policies vs {b.label}", unit="policy", disable=args.no_progress):
+                if (point["update"], point["step"]) in done:
+                    curve.append(done[(point["update"], point["step"])])
+                    continue
+                summary = evaluate(
+                    AgentSpec.of("policy", {"checkpoint": point["checkpoint"]}),
+                    b,
+                    games=args.games,
+                    seed=args.seed,
+                    rules=args.rules,
+                    num_players=args.players,
+                    workers=args.workers,
+                ).summary
+                curve.append({**point, b.label: summary.curve_point()})
+                if json_path is not None:
+                    write_text_atomic(json_path, json.dumps({**settings, "points": curve}, indent=2) + "\n")
+    except KeyboardInterrupt:
+        kept = f"the same command continues it from {json_path}" if json_path else "no --json file: nothing was kept"
+        print(f"burako-curve: interrupted after {len(curve)} of {len(points)} points; {kept}", file=sys.stderr)
+        return 130
+    if json_path is not None:  # the points taken from the file, in the order of this run's sources
+        write_text_atomic(json_path, json.dumps({**settings, "points": curve}, indent=2) + "\n")
+    print(format_curve(curve, b.label))
+    if plot_path is not None:
+        history = sorted(curve + extra, key=lambda row: row["step"])
+        plot_learning_curve(history, plot_path, title=f"policy vs {b.label}, {args.games} games a point")
+        print(f"plot: {plot_path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
