@@ -134,6 +134,25 @@ def _fast(wrapper_cls: type, qualname: str) -> type:
     return type(wrapper_cls.__name__, (wrapper_cls,), namespace)
 
 
+def game_over_error(call: str) -> RuntimeError:
+    """The error of a call that needs a live agent after every agent is done (PettingZoo's own
+    ``AECEnv.last`` fails there with a bare ``KeyError`` of the agent's name)."""
+    return RuntimeError(f"{call}: the game is over (every agent is done); call reset() to play again")
+
+
+class GameOverLast:
+    """``last()`` once the game is over says so, on the raw envs and on the outermost wrapper (whose
+    ``last`` PettingZoo runs on the wrapper itself, reading the raw env's dictionaries); before the
+    first reset it fails as PettingZoo's does."""
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        raw = self.unwrapped  # type: ignore[attr-defined]
+        cumulative = getattr(raw, "_cumulative_rewards", None)  # absent before the first reset
+        if cumulative is not None and getattr(raw, "agent_selection", None) not in cumulative:
+            raise game_over_error("last()")
+        return super().last(observe)  # type: ignore[misc]
+
+
 class _TerminateIllegal(_fast(wrappers.TerminateIllegalWrapper, "_TerminateIllegal")):  # type: ignore[misc]
     def step(self, action: int | None) -> None:
         """Check that the action is an id first: PettingZoo's wrapper indexes the mask with
@@ -148,7 +167,10 @@ class _TerminateIllegal(_fast(wrappers.TerminateIllegalWrapper, "_TerminateIlleg
 
 
 _AssertOutOfBounds = _fast(wrappers.AssertOutOfBoundsWrapper, "_AssertOutOfBounds")
-_OrderEnforcing = _fast(wrappers.OrderEnforcingWrapper, "_OrderEnforcing")
+
+
+class _OrderEnforcing(GameOverLast, _fast(wrappers.OrderEnforcingWrapper, "_OrderEnforcing")):  # type: ignore[misc]
+    pass
 
 
 class ActionSpace(spaces.Discrete):
@@ -273,7 +295,7 @@ def env(**kwargs: Any) -> AECEnv:
     return _OrderEnforcing(wrapped)
 
 
-class raw_env(AECEnv):
+class raw_env(GameOverLast, AECEnv):
     metadata: ClassVar[dict[str, Any]] = {
         "name": "burako_v0",
         "render_modes": ["ansi", "human", "rgb_array"],
@@ -380,9 +402,7 @@ class raw_env(AECEnv):
         agent = self.agent_selection
         terminated = self.terminations.get(agent)
         if terminated is None:
-            raise RuntimeError(
-                f"step({short_repr(action)}): the game is over (every agent is done); call reset() to play again"
-            )
+            raise game_over_error(f"step({short_repr(action)})")
         if terminated or self.truncations[agent]:
             self._was_dead_step(action)
             return

@@ -144,6 +144,29 @@ def test_raw_env_step_before_reset_and_after_the_game_is_over() -> None:
         env.step(0)
 
 
+@pytest.mark.parametrize("make", ["env", "raw_env", "rummy_env", "rummy_raw_env"])
+def test_last_after_the_game_is_over_says_so(make: str) -> None:
+    """``last()`` once every agent is done was PettingZoo's bare ``KeyError: 'player_0'`` (the agent's
+    entries are gone); now the same RuntimeError as ``step()``, wrapped or raw, Burako or Rummy. Before
+    the first reset it still fails, and ``last()`` during the game is untouched."""
+    env = getattr(burako_env, make)()
+    with pytest.raises((AttributeError, RuntimeError)):
+        env.last()
+    env.reset(seed=1)
+    rng = np.random.default_rng(0)
+    seen = 0
+    for _agent in env.agent_iter():
+        obs, _r, term, trunc, _info = env.last()
+        env.step(None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        seen += 1
+    assert seen > 10 and not env.agents
+    for observe in (True, False):
+        with pytest.raises(RuntimeError, match=r"last\(\): the game is over.*reset"):
+            env.last(observe)
+    env.reset(seed=2)
+    assert env.last()[2:4] == (False, False)
+
+
 def test_match_infos_do_not_keep_the_last_hands_summary() -> None:
     """match=True: each agent sees the finished hand's summary once, at its next turn; not for the whole next hand."""
     env = burako_env.raw_env(match=True, rule_overrides={"target": 5000})

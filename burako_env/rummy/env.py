@@ -27,7 +27,7 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from burako_env.env import check_flag, check_seed
+from burako_env.env import GameOverLast, check_flag, check_seed, game_over_error
 from burako_env.outcomes import check_reward
 from burako_env.rules import RulesError
 from burako_env.rummy import actions as A
@@ -42,10 +42,14 @@ def rummy_env(**kwargs: Any) -> AECEnv:
     """The environment with PettingZoo's standard wrappers for classic games."""
     wrapped: AECEnv = wrappers.TerminateIllegalWrapper(rummy_raw_env(**kwargs), illegal_reward=-1)
     wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
-    return wrappers.OrderEnforcingWrapper(wrapped)
+    return _OrderEnforcing(wrapped)
 
 
-class rummy_raw_env(AECEnv):
+class _OrderEnforcing(GameOverLast, wrappers.OrderEnforcingWrapper):
+    """PettingZoo's wrapper; ``last()`` after the game says so (:class:`~burako_env.env.GameOverLast`)."""
+
+
+class rummy_raw_env(GameOverLast, AECEnv):
     metadata: ClassVar[dict[str, Any]] = {
         "name": "rummy_v0",
         "render_modes": ["ansi", "human", "rgb_array"],
@@ -128,9 +132,7 @@ class rummy_raw_env(AECEnv):
         agent = self.agent_selection
         terminated = self.terminations.get(agent)
         if terminated is None:
-            raise RuntimeError(
-                f"step({short_repr(action)}): the game is over (every agent is done); call reset() to play again"
-            )
+            raise game_over_error(f"step({short_repr(action)})")
         if terminated or self.truncations[agent]:
             self._was_dead_step(action)
             return
