@@ -29,6 +29,7 @@ made for the other game or for another observation/action layout raises
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import pickle
 import zipfile
@@ -167,8 +168,11 @@ def check_structure(data: dict[str, Any], source: str) -> None:
             not isinstance(trained, dict)
             or set(trained) != set(TRAINED_PARTS)
             or not all(isinstance(trained[k], t) and not isinstance(trained[k], bool) for k, t in TRAINED_PARTS.items())
+            or not all(0 <= trained[k] < math.inf for k in TRAINED_PARTS)
         ):
-            raise CheckpointError(f"{source}: 'trained' must map exactly {sorted(TRAINED_PARTS)} to numbers")
+            raise CheckpointError(
+                f"{source}: 'trained' must map exactly {sorted(TRAINED_PARTS)} to finite non-negative numbers"
+            )
         return
     trainer = data.get("trainer")
     if not isinstance(trainer, dict):

@@ -146,7 +146,7 @@ class GameOverLast:
     first reset it fails as PettingZoo's does."""
 
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        raw = self.unwrapped  # type: ignore[attr-defined]
+        raw = self.__dict__.get("_raw_env") or self.unwrapped  # type: ignore[attr-defined]
         cumulative = getattr(raw, "_cumulative_rewards", None)  # absent before the first reset
         if cumulative is not None and getattr(raw, "agent_selection", None) not in cumulative:
             raise game_over_error("last()")

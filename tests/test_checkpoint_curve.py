@@ -55,7 +55,17 @@ def test_kept_policies_say_how_far_their_run_had_trained(run_dir: Path) -> None:
 
 def test_a_malformed_trained_part_is_refused(tmp_path: Path, run_dir: Path) -> None:
     data = ckpt.load(run_dir / "policies" / "update_000001.pt")
-    for bad in ({"update": 1, "global_step": 2}, {"update": "1", "global_step": 2, "minutes": 0.1}, [1, 2, 3]):
+    nan, negative = (
+        {"update": 1, "global_step": 2, "minutes": float("nan")},
+        {"update": -1, "global_step": 2, "minutes": 0},
+    )
+    for bad in (
+        {"update": 1, "global_step": 2},
+        {"update": "1", "global_step": 2, "minutes": 0.1},
+        [1, 2, 3],
+        nan,
+        negative,
+    ):
         path = ckpt.save({**data, "trained": bad}, tmp_path / "bad.pt")
         with pytest.raises(ckpt.CheckpointError, match=r"'trained' must map exactly \['global_step', 'minutes'"):
             ckpt.load(path)
@@ -111,6 +121,15 @@ def test_the_curve_plays_each_kept_policy_on_the_same_deals_and_resumes(
     assert sorted(r["update"] for r in history if "random (training evals)" in r) == [2, 3]
     assert sorted(r["update"] for r in history if "random" in r) == [1, 2, 3]
 
+    # one kept policy given alone: nothing is played, the table shows it, the file keeps all three points
+    played.clear()
+    capsys.readouterr()
+    first = str(run_dir / "policies" / "update_000001.pt")
+    assert checkpoint_curve.main([first, *args[1:]]) == 0
+    assert played == [] and json.loads(curve.read_text())["points"] == again["points"]
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.lstrip()[:1].isdigit()]
+    assert len(rows) == 1 and rows[0].split()[0] == "1"
+
 
 def test_bad_curve_requests_are_refused_before_any_game(
     tmp_path: Path, run_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
@@ -126,6 +145,9 @@ def test_bad_curve_requests_are_refused_before_any_game(
         ([str(tmp_path)], "has no kept policies"),
         ([str(run_dir), "--b", "ismcts", "--b-opt", "simulations=0"], "simulations"),
         ([str(run_dir / "policies" / "update_000001.pt"), "--with-training-evals"], "needs a training checkpoint"),
+        ([str(run_dir), "--games", "5"], "--games must be a positive even number"),
+        ([str(run_dir), "--workers", "0"], "--workers >= 1"),
+        ([str(run_dir), "--players", "4"], "layout"),
     ]
     for argv, message in cases:
         if "--b" not in argv:

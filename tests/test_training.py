@@ -563,6 +563,8 @@ def test_cloning_measures_its_fit_on_held_out_teacher_games_it_never_fits(
     assert logged["bc/holdout_agreement"][-1] == stats["holdout_agreement"]
     with pytest.raises(ValueError, match="bc_holdout_games must be >= 0, got -1"):
         PPOConfig(bc_teacher="planner", bc_holdout_games=-1)
+    with pytest.raises(ValueError, match="bc_holdout_games given without a bc_teacher"):
+        PPOConfig(bc_teacher=None, bc_holdout_games=100)
 
 
 def test_cloning_loss_of_one_hot_targets_is_the_moves_cross_entropy() -> None:

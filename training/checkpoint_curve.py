@@ -16,7 +16,10 @@ differ by the policy only.
 
 ``--json`` holds the curve and is rewritten after every point: the same
 command after a kill plays only the points it lacks (it refuses a file made
-with another opponent, game count, seed or rules). ``--plot`` draws it
+with another opponent, game count, seed or rules). Points are keyed by update
+and decisions, and a file keeps every point it holds: a later command with
+more kept policies (the run went on) adds theirs. The table and the plot show
+the points of the sources given. ``--plot`` draws it
 (:func:`training.curves.plot_learning_curve`); with ``--with-training-evals``
 the training's own evaluations (the ``eval_history`` of the training
 checkpoint among the sources, or a run folder's ``checkpoints/latest.pt``)
@@ -35,6 +38,7 @@ from tqdm import tqdm
 
 from agents import checkpoint as ckpt
 from agents.options import parse_options
+from burako_env.rules import RulesError, load_rules
 from training.curves import plot_learning_curve
 from training.duplicate import AgentSpec
 from training.evaluate import evaluate
@@ -160,39 +164,47 @@ def main(argv: list[str] | None = None) -> int:
         b.build(0)  # an unknown name or a bad option fails before any game
         settings = {"b": b.label, "games": args.games, "seed": args.seed, "rules": args.rules}
         settings["num_players"] = args.players
+        if args.games <= 0 or args.games % 2:
+            raise ValueError(f"--games must be a positive even number (each deal is played twice), got {args.games}")
+        if args.seed < 0 or args.workers < 1:
+            raise ValueError(f"--seed must be >= 0 and --workers >= 1, got {args.seed} and {args.workers}")
+        rules = load_rules(args.rules)
         files = curve_sources(args.sources)
         points = curve_points(files)
-        done = {(p["update"], p["step"]): p for p in load_curve(json_path, settings)}
+        #: every point the file holds (kept whatever the sources of this run), by update and decisions
+        played = {(p["update"], p["step"]): p for p in load_curve(json_path, settings)}
         extra = training_evals(files, args.sources) if args.with_training_evals else []
-        for point in points:  # every policy is loaded before the first game: a bad file costs nothing
-            AgentSpec.of("policy", {"checkpoint": point["checkpoint"]}).build(0)
-    except (ValueError, ckpt.CheckpointError) as exc:
+        for point in points:  # every policy is loaded and seated before the first game: a bad file costs nothing
+            AgentSpec.of("policy", {"checkpoint": point["checkpoint"]}).build(0).reset(0, rules, args.players)
+    except (ValueError, ckpt.CheckpointError, RulesError) as exc:
         parser.error(str(exc))
-    curve: list[dict[str, Any]] = []
+
+    def save() -> None:
+        if json_path is not None:
+            ordered = sorted(played.values(), key=lambda p: (p["step"], p["update"]))
+            write_text_atomic(json_path, json.dumps({**settings, "points": ordered}, indent=2) + "\n")
+
+    todo = [p for p in points if (p["update"], p["step"]) not in played]
     try:
         with sigterm_as_interrupt():
-            for point in tqdm(points, desc=f"policies vs {b.label}", unit="policy", disable=args.no_progress):
-                if (point["update"], point["step"]) in done:
-                    curve.append(done[(point["update"], point["step"])])
-                    continue
+            for point in tqdm(todo, desc=f"policies vs {b.label}", unit="policy", disable=args.no_progress):
                 summary = evaluate(
                     AgentSpec.of("policy", {"checkpoint": point["checkpoint"]}),
                     b,
                     games=args.games,
                     seed=args.seed,
-                    rules=args.rules,
+                    rules=rules,
                     num_players=args.players,
                     workers=args.workers,
                 ).summary
-                curve.append({**point, b.label: summary.curve_point()})
-                if json_path is not None:
-                    write_text_atomic(json_path, json.dumps({**settings, "points": curve}, indent=2) + "\n")
+                played[(point["update"], point["step"])] = {**point, b.label: summary.curve_point()}
+                save()
     except KeyboardInterrupt:
         kept = f"the same command continues it from {json_path}" if json_path else "no --json file: nothing was kept"
-        print(f"burako-curve: interrupted after {len(curve)} of {len(points)} points; {kept}", file=sys.stderr)
+        done = len(points) - sum((p["update"], p["step"]) not in played for p in points)
+        print(f"burako-curve: interrupted after {done} of {len(points)} points; {kept}", file=sys.stderr)
         return 130
-    if json_path is not None:  # the points taken from the file, in the order of this run's sources
-        write_text_atomic(json_path, json.dumps({**settings, "points": curve}, indent=2) + "\n")
+    curve = [played[(p["update"], p["step"])] for p in points]
     print(format_curve(curve, b.label))
     if plot_path is not None:
         history = sorted(curve + extra, key=lambda row: row["step"])

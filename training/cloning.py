@@ -14,6 +14,9 @@ probability) are logged at steps <= 0, before PPO's first step. They are
 measured on the decisions being fitted; ``bc_holdout_games`` more teacher games
 (deals after ``bc_games``, never fitted) give ``bc/holdout_loss`` and
 ``bc/holdout_agreement`` after every epoch: the fit on play the clone has not seen.
+The two are measured differently: the training figures are averaged over the
+epoch's minibatches as the weights move, the held-out ones with the weights at
+the epoch's end (in the first epochs that favours the held-out figures).
 
 Rummy (``game: rummy``) clones the same way: its teacher (``rummy-heuristic``,
 ``rummy-greedy``) plays hands of ``agents.rummy_runner``, and every seat's

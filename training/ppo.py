@@ -341,6 +341,8 @@ class PPOConfig:
             problems.append(f"league_baseline_options: {short_repr(stray)} not in league_baselines {baselines}")
         if self.bc_teacher is None and self.bc_teacher_options:
             problems.append("bc_teacher_options given without a bc_teacher")
+        if self.bc_teacher is None and self.bc_holdout_games:
+            problems.append("bc_holdout_games given without a bc_teacher")
         if self.bc_teacher is not None and (self.bc_games <= 0 or self.bc_epochs <= 0):
             problems.append(
                 f"bc_teacher {self.bc_teacher} needs bc_games and bc_epochs > 0, got {self.bc_games} and "
