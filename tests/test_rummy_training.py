@@ -132,10 +132,11 @@ def test_a_checkpoint_of_the_other_game_is_refused_clearly(trained: tuple[Path, 
         Trainer(burako, resume=run_dir, progress=False)
 
 
-def test_the_shipped_burako_checkpoint_still_loads_and_plays() -> None:
-    """Shapes stored before Rummy have no game: they are Burako's."""
-    assert "game" not in torch.load(DEFAULT_CHECKPOINT, weights_only=True)["policy"]["shape"]
-    agent = make_agent("policy", seed=0)
+def test_the_burako_checkpoint_from_before_rummy_still_loads_and_plays() -> None:
+    """Shapes stored before Rummy have no game: they are Burako's (the bot shipped until 2026-12-05)."""
+    before_rummy = DEFAULT_CHECKPOINT.with_name("burako_ppo_2026-12-01.pt")
+    assert "game" not in torch.load(before_rummy, weights_only=True)["policy"]["shape"]
+    agent = make_agent("policy", seed=0, checkpoint=str(before_rummy))
     assert agent.net.shape.game == "burako" and agent.net.policy_head.out_features == 3519
     assert agent.net.input_scale is None  # Burako's inputs are read as they are
     agent.reset(0, "burako", 2)
