@@ -296,10 +296,12 @@ def test_neural_search_scores_a_truncated_hand_as_training_did() -> None:
     """V3a: a hand cut at ``max_turns`` has no score; the search counts it
     as the checkpoint's ``truncated_reward`` for every side (0 for a void hand)."""
     from agents.neural_search import NeuralISMCTSAgent
+    from agents.policy import DEFAULT_CHECKPOINT
 
+    before = NeuralISMCTSAgent(checkpoint=str(DEFAULT_CHECKPOINT.with_name("burako_ppo_2026-12-01.pt")))
+    assert before.truncated_reward == 0.0  # the bot shipped until 2026-12-05 was trained without one
     agent = NeuralISMCTSAgent()
-    assert agent.truncated_reward == 0.0  # the shipped checkpoint was trained without one
-    agent.truncated_reward = -0.5
+    assert agent.truncated_reward == -0.5  # the shipped bot's run (configs/ppo_reference.yaml)
     st = FastGame.new_game(np.random.default_rng(0), "burako", 2).st.copy()
     st[F.HAS_SCORES], st[F.END_REASON] = 0, F.END_TRUNCATED
     assert agent._terminal_values(st, 2).tolist() == [-0.5, -0.5]
