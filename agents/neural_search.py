@@ -57,6 +57,7 @@ from __future__ import annotations
 import functools
 import math
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -160,6 +161,12 @@ class NeuralISMCTSAgent:
     #: the defaults of this agent's search settings, and the fields it reads
     default_settings = SearchSettings(simulations=256, exploration=1.5)
     uses_settings = ("simulations", "time_per_move", "exploration", "depth", "max_rollout_actions", "value_scale")
+
+    @classmethod
+    def files_read(cls, options: Mapping[str, Any]) -> list[str]:
+        """The checkpoint an agent built with ``options`` loads (:func:`agents.registry.agent_files`)."""
+        checkpoint = options.get("checkpoint")
+        return [str(checkpoint if checkpoint is not None else DEFAULT_CHECKPOINT)]
 
     def __init__(
         self,

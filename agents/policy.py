@@ -13,6 +13,7 @@ made for another observation/action layout than the table's at ``reset``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -58,9 +59,22 @@ class PolicyAgent:
         self.generator = torch.Generator().manual_seed(int(np.random.SeedSequence(seed).generate_state(1)[0]))
         self.seat = -1
 
-    def default_checkpoint(self) -> str:
+    @classmethod
+    def default_checkpoint(cls) -> str:
         """The checkpoint played when none is given: the shipped reference bot."""
         return str(DEFAULT_CHECKPOINT)
+
+    @classmethod
+    def files_read(cls, options: Mapping[str, Any]) -> list[str]:
+        """The checkpoint an agent built with ``options`` loads (:func:`agents.registry.agent_files`)."""
+        if options.get("checkpoint") is not None:
+            return [str(options["checkpoint"])]
+        if options.get("net") is not None:
+            return []
+        try:
+            return [cls.default_checkpoint()]
+        except ValueError:  # no default (rummy-policy): building the agent says so
+            return []
 
     def table_layout(self, rules: Any, num_players: int) -> str:
         """The observation/action layout of the table the agent sits at."""

@@ -18,7 +18,7 @@ the env); ``tests/test_layers.py`` checks that both lists agree.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from burako_env import plugins
@@ -83,6 +83,16 @@ def is_agent(name: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def agent_files(name: str, options: Mapping[str, Any], factory: Callable[..., Any] | None = None) -> list[str]:
+    """The files an agent built from ``name`` (or ``factory``) and ``options`` reads, such as a
+    policy's checkpoint: what its class's ``files_read(options)`` names, none without one. A
+    tournament fingerprints their contents, so a file replaced under the same path (a new
+    shipped bot) never passes for the one an earlier game was played with."""
+    target = factory if factory is not None else agent_class(name)
+    files_read = getattr(target, "files_read", None)
+    return [str(path) for path in files_read(dict(options))] if callable(files_read) else []
 
 
 def make_agent(name: str, seed: int | None = None, **options: Any) -> Any:

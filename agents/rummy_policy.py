@@ -23,7 +23,8 @@ class RummyPolicyAgent(PolicyAgent):
     name = "rummy-policy"
     game = "rummy"
 
-    def default_checkpoint(self) -> str:
+    @classmethod
+    def default_checkpoint(cls) -> str:
         raise ValueError(
             "rummy-policy needs checkpoint=PATH: a Rummy policy written by "
             "burako-train --config configs/ppo_rummy.yaml (its run folder's policy.pt)"

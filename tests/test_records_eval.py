@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import pickle
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +16,7 @@ from conftest import child_environment
 
 from agents.base import SeatView
 from agents.options import parse_options, parse_value
+from agents.policy import DEFAULT_CHECKPOINT
 from agents.random_agent import RandomAgent
 from agents.runner import AgentFault, LazyObservation, play_game
 from burako_env import actions as A
@@ -446,6 +449,29 @@ def test_a_killed_evaluation_resumes_from_its_record_file(tmp_path: Path) -> Non
         assert other.read_bytes() == text
     with pytest.raises(ValueError, match="--record"):
         evaluate(planner, RANDOM, games=8, seed=3, resume=True)
+
+
+def test_a_resumed_evaluation_refuses_records_of_a_checkpoint_replaced_under_the_same_path(tmp_path: Path) -> None:
+    """The records name each side's files with their SHA-256 (meta.evaluation.files): a policy file
+    replaced by another bot under the same path made other games, so --resume refuses them; agents
+    that read no file write no such key."""
+    bot = tmp_path / "bot.pt"
+    shutil.copyfile(DEFAULT_CHECKPOINT, bot)
+    policy = AgentSpec.of("policy", {"checkpoint": str(bot)})
+    path = tmp_path / "games.jsonl"
+    evaluate(policy, RANDOM, games=2, seed=3, record_path=path)
+    digest = hashlib.sha256(bot.read_bytes()).hexdigest()
+    metas = [r["meta"]["evaluation"] for r in read_records(path)]
+    assert [m["files"] for m in metas] == [{"a": {str(bot): digest}, "b": {}}] * 2
+    assert evaluate(policy, RANDOM, games=4, seed=3, record_path=path, resume=True).resumed_games == 2
+    before = path.read_bytes()
+    shutil.copyfile(DEFAULT_CHECKPOINT.with_name("burako_ppo_2026-12-01.pt"), bot)
+    with pytest.raises(ValueError, match="record 1: played with other agent files than this run's"):
+        evaluate(policy, RANDOM, games=6, seed=3, record_path=path, resume=True)
+    assert path.read_bytes() == before
+    plain = tmp_path / "plain.jsonl"
+    evaluate(RANDOM, RANDOM, games=2, seed=3, record_path=plain)
+    assert all("files" not in r["meta"]["evaluation"] for r in read_records(plain))
 
 
 class SideZeroStrong:

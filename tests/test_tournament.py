@@ -4,8 +4,10 @@ seating, forfeits, resuming, participant load errors, and the rating fits."""
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import math
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,9 @@ import numpy as np
 import pytest
 import yaml
 
+from agents.policy import DEFAULT_CHECKPOINT
 from agents.random_agent import RandomAgent
+from agents.registry import agent_files
 from burako_env.records import read_records
 from training.evaluate import agent_seed, deal_seed
 from training.tournament import (
@@ -316,6 +320,55 @@ def test_a_folder_of_another_tournament_is_refused(reference: Path, tmp_path: Pa
     with pytest.raises(TournamentError, match="different tournament"):
         run_tournament(small_config(tmp_path, seed=6))
     assert run_tournament(small_config(tmp_path, seed=6), fresh=True).complete
+
+
+def test_the_files_agents_read_are_named_by_their_classes() -> None:
+    """A policy's checkpoint, given or the shipped default, is what a tournament fingerprints;
+    agents that read no file name none."""
+    assert agent_files("policy", {}) == [str(DEFAULT_CHECKPOINT)]
+    assert agent_files("policy", {"checkpoint": "x.pt", "greedy": False}) == ["x.pt"]
+    assert agent_files("neural_ismcts", {"simulations": 8}) == [str(DEFAULT_CHECKPOINT)]
+    assert agent_files("rummy-policy", {}) == []  # no default: building the agent says so
+    assert agent_files("planner", {}) == agent_files("random", {}) == []
+
+
+def test_a_checkpoint_replaced_under_the_same_path_is_not_resumed(tmp_path: Path) -> None:
+    """The config names the same file, but its bytes are another bot's: the folder's games were
+    played by the old one, so resuming is refused (and --fresh plays them again)."""
+    bot = tmp_path / "bot.pt"
+    shutil.copyfile(DEFAULT_CHECKPOINT, bot)
+    participants = [
+        {"name": "bot", "agent": "policy", "options": {"checkpoint": str(bot)}},
+        {"name": "rand", "agent": "random"},
+    ]
+    out = tmp_path / "t"
+    config = small_config(out, participants=participants, games_per_pairing=2, chunk_size=1)
+    assert run_tournament(config, max_games=1).played == 1
+    stored = json.loads((out / "agent_files.json").read_text(encoding="utf-8"))
+    assert stored == {"bot": {str(bot): hashlib.sha256(bot.read_bytes()).hexdigest()}}
+    shutil.copyfile(DEFAULT_CHECKPOINT.with_name("burako_ppo_2026-12-01.pt"), bot)
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    with pytest.raises(TournamentError, match=r"other agent files than this run's \(bot: .*bot\.pt: another SHA-256"):
+        run_tournament(config)
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+    # a folder from before the check (no agent_files.json) cannot say which bot played: refused too
+    (out / "agent_files.json").unlink()
+    with pytest.raises(TournamentError, match="missing from"):
+        run_tournament(config)
+    assert run_tournament(config, fresh=True).complete
+    assert json.loads((out / "agent_files.json").read_text(encoding="utf-8"))["bot"][str(bot)] == (
+        hashlib.sha256(bot.read_bytes()).hexdigest()
+    )
+
+
+def test_a_folder_without_agent_files_resumes_when_no_agent_reads_one(tmp_path: Path) -> None:
+    run_tournament(small_config(tmp_path), max_games=2)
+    assert json.loads((tmp_path / "agent_files.json").read_text(encoding="utf-8")) == {}
+    (tmp_path / "agent_files.json").unlink()
+    assert run_tournament(small_config(tmp_path)).complete
+    (tmp_path / "agent_files.json").write_text("[1]", encoding="utf-8")
+    with pytest.raises(TournamentError, match="is not a map of participants"):
+        run_tournament(small_config(tmp_path))
 
 
 # ---------------------------------------------------------------------- config

@@ -20,8 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from agents.registry import make_agent
+from agents.registry import agent_files, make_agent
 from burako_env.stats import mean_ci, rate_ci
+from training.files import file_digest
 
 
 # ---------------------------------------------------------------------- agents, seats and seeds
@@ -47,6 +48,12 @@ class AgentSpec:
         if not self.options:
             return self.name
         return f"{self.name}({', '.join(f'{k}={v!r}' for k, v in self.options)})"
+
+    def files(self) -> dict[str, str | None]:
+        """The SHA-256 of each file the agent reads (a policy's checkpoint; None: unreadable), by
+        path: what a resumed evaluation or tournament checks, since a file replaced under the same
+        path (a new shipped bot) changes the games but not the name and options."""
+        return {path: file_digest(path) for path in agent_files(self.name, dict(self.options), self.factory)}
 
     def build(self, seed: int) -> Any:
         if self.factory is not None:

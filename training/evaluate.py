@@ -152,14 +152,32 @@ class _Task:
     jobs: tuple[int, ...]
     record: bool
     move_time_limit: float | None = None
+    #: the files the agents read, by side (:func:`agent_files_meta`): recorded with each game
+    files: dict[str, dict[str, str | None]] | None = None
 
     def play(self, index: int, status: Any = None) -> list[GameRow]:
         """Both games of deal ``jobs[index]``."""
-        return play_deal_pair(self.a, self.b, self.rules, self.num_players, self.seed, self.jobs[index], self.record)
+        return play_deal_pair(
+            self.a, self.b, self.rules, self.num_players, self.seed, self.jobs[index], self.record, self.files
+        )
+
+
+def agent_files_meta(a: AgentSpec, b: AgentSpec) -> dict[str, dict[str, str | None]] | None:
+    """What each side's agent reads, file by file with its SHA-256 (``meta.evaluation.files`` of a
+    record), or None when neither reads a file: ``--resume`` refuses records of another checkpoint."""
+    files = {"a": a.files(), "b": b.files()}
+    return files if files["a"] or files["b"] else None
 
 
 def play_deal_pair(
-    a: AgentSpec, b: AgentSpec, rules: Rules, num_players: int, seed: int, deal: int, record: bool
+    a: AgentSpec,
+    b: AgentSpec,
+    rules: Rules,
+    num_players: int,
+    seed: int,
+    deal: int,
+    record: bool,
+    files: dict[str, dict[str, str | None]] | None = None,
 ) -> list[GameOutcome]:
     """Both games of one deal (A's side first, then the sides swapped)."""
     dseed = deal_seed(seed, deal)
@@ -177,6 +195,7 @@ def play_deal_pair(
                 "a": a.label,
                 "b": b.label,
                 "a_seats": list(a_seats),
+                **({"files": files} if files else {}),
             }
         }
         try:
@@ -234,9 +253,11 @@ def recorded_games(
     Records are written in deal order, so a killed run leaves whole deals, maybe
     one deal with only its first game, and maybe a torn last line: those two are
     dropped (played again). Anything else that does not fit (another agent,
-    seed, rules or player count, a gap, a corrupt line before the end) is a
-    :class:`ValueError` naming the line or record, and the file is left as it is."""
+    seed, rules or player count, a gap, a corrupt line before the end, a
+    checkpoint whose bytes changed under the same path) is a :class:`ValueError`
+    naming the line or record, and the file is left as it is."""
     per_deal = len(seatings(num_players))
+    files = agent_files_meta(a, b)
     records: list[dict[str, Any]] = []
     dropped = ""
     try:
@@ -262,6 +283,12 @@ def recorded_games(
             raise ValueError(
                 f"{path}, record {number}: the record file holds another evaluation, or a gap: expected {want}, "
                 f"found {got}; use another --record path, or the run's own options"
+            )
+        if meta.get("files") != files:
+            raise ValueError(
+                f"{path}, record {number}: played with other agent files than this run's: recorded "
+                f"{meta.get('files')}, now {files} (a checkpoint replaced under the same path plays other "
+                "games); use another --record path"
             )
         if record["num_players"] != num_players or rules_of(record) != rules:
             raise ValueError(
@@ -429,7 +456,8 @@ def evaluate(
             lock.release()
             raise
     chunks = [tuple(d for d in deals if d >= done_deals) for deals in deal_chunks(n_deals, chunk_size)]
-    tasks = [_Task(a, b, rules_obj, num_players, seed, deals, want_records) for deals in chunks if deals]
+    files = agent_files_meta(a, b) if want_records else None
+    tasks = [_Task(a, b, rules_obj, num_players, seed, deals, want_records, files=files) for deals in chunks if deals]
     start = time.perf_counter()
     try:
         with tqdm(

@@ -13,6 +13,7 @@ a named pipe) is written directly, as there is nothing to replace.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 import stat
@@ -36,6 +37,19 @@ def check_output_file(path: str | Path, what: str) -> Path:
     if not os.access(folder, os.W_OK | os.X_OK):
         raise ValueError(f"{what} {str(path)!r}: the folder {str(folder)!r} cannot be written in (no permission)")
     return path
+
+
+def file_digest(path: str | Path) -> str | None:
+    """The SHA-256 of a file's bytes (hex), or None where it cannot be read (missing, a folder):
+    what tells two files under one path apart."""
+    digest = hashlib.sha256()
+    try:
+        with Path(path).open("rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+    except OSError:
+        return None
+    return digest.hexdigest()
 
 
 def write_text_atomic(path: str | Path, text: str) -> Path:

@@ -113,6 +113,10 @@ The run folder (``out``)::
     config.yaml       the config used (games are only reused from a folder whose
                       game-defining config, i.e. game, rules, players, seed and
                       participants, is the same)
+    agent_files.json  the SHA-256 of each file a participant's agent reads (a
+                      policy's checkpoint, given or the shipped default): games
+                      are only reused while every one is unchanged, so a bot
+                      replaced under the same path never passes for the old one
     records.jsonl     every finished game, burako_env.records format (a Rummy game's
                       record has "game": "rummy"; both replay exactly with
                       burako_env.records.replay); meta.tournament holds the

@@ -280,6 +280,20 @@ class TournamentConfig:
             "participants": [p.to_dict() for p in self.participants],
         }
 
+    def agent_files(self) -> dict[str, dict[str, str | None]]:
+        """Per participant that reads files (a policy's checkpoint, given or the shipped default),
+        each file's SHA-256 (None: unreadable). The run folder keeps it beside ``config.yaml``: a
+        checkpoint replaced under the same path changes the games, not the config."""
+        files: dict[str, dict[str, str | None]] = {}
+        for p in self.participants:
+            try:
+                read = p.spec().files()
+            except ValueError as exc:
+                raise TournamentError(f"participant {p.name!r}: {exc}") from exc
+            if read:
+                files[p.name] = read
+        return files
+
 
 def _rules_value(value: Any) -> Any:
     if isinstance(value, (str, Mapping)) and value:

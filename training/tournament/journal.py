@@ -21,6 +21,8 @@ from training.tournament.schedule import Pairing
 
 RECORDS = "records.jsonl"
 FORFEITS = "forfeits.jsonl"
+#: the SHA-256 of each file a participant's agent reads (:meth:`TournamentConfig.agent_files`)
+AGENT_FILES = "agent_files.json"
 #: every file a run writes in its folder (``--fresh`` deletes them)
 RUN_FILES = (
     RECORDS,
@@ -32,6 +34,7 @@ RUN_FILES = (
     "ratings.png",
     "timings.csv",
     "config.yaml",
+    AGENT_FILES,
 )
 
 
@@ -114,6 +117,38 @@ def prepare_folder(config: TournamentConfig, out: Path, fresh: bool) -> None:
                 f"{out} holds games of a different tournament (game, rules, players, seed or participants differ "
                 f"from {stored_path}); choose another 'out' or pass --fresh to delete them"
             )
+        check_agent_files(config, out)
+
+
+def check_agent_files(config: TournamentConfig, out: Path) -> None:
+    """The files the participants' agents read must be those the folder's games were played with:
+    a checkpoint replaced under the same path (a new shipped bot) makes other games."""
+    current = config.agent_files()
+    path = out / AGENT_FILES
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    except (OSError, ValueError) as exc:
+        raise TournamentError(f"{path} is unreadable ({exc}); pass --fresh to play the games again") from exc
+    if not isinstance(stored, dict) or not all(isinstance(files, dict) for files in stored.values()):
+        raise TournamentError(
+            f"{path} is not a map of participants to their files' SHA-256; pass --fresh to play the games again"
+        )
+    changed = sorted(
+        f"{name}: {file}"
+        for name in current.keys() | stored.keys()
+        for file in current.get(name, {}).keys() | stored.get(name, {}).keys()
+        if current.get(name, {}).get(file) != stored.get(name, {}).get(file)
+    )
+    if changed:
+        raise TournamentError(
+            f"{out} holds games played with other agent files than this run's ({'; '.join(changed)}: "
+            f"{'missing from' if not path.exists() else 'another SHA-256 than in'} {path}); "
+            "choose another 'out' or pass --fresh to delete them"
+        )
+
+
+def write_agent_files(config: TournamentConfig, out: Path) -> None:
+    write_text_atomic(out / AGENT_FILES, json.dumps(config.agent_files(), indent=2, sort_keys=True) + "\n")
 
 
 def check_entry(

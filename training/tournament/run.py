@@ -29,6 +29,7 @@ from training.tournament.journal import (
     prepare_folder,
     read_journal,
     rewrite_sorted,
+    write_agent_files,
 )
 from training.tournament.ratings import (
     PairStats,
@@ -137,6 +138,7 @@ def _run_locked(
         if (out / name).exists():
             drop_unfinished_line(out / name)
     write_text_atomic(out / "config.yaml", yaml.safe_dump(config.to_dict(), sort_keys=False, allow_unicode=True))
+    write_agent_files(config, out)
     pending = [job for job in jobs if job.key not in done]
     size = _chunk_size(config, len(pending))
     tasks = [
