@@ -3,7 +3,9 @@ too costly to play during training, point by point, resumable."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -129,6 +131,46 @@ def test_the_curve_plays_each_kept_policy_on_the_same_deals_and_resumes(
     assert played == [] and json.loads(curve.read_text())["points"] == again["points"]
     rows = [line for line in capsys.readouterr().out.splitlines() if line.lstrip()[:1].isdigit()]
     assert len(rows) == 1 and rows[0].split()[0] == "1"
+
+
+def test_a_kept_policy_rewritten_since_its_point_is_played_again(
+    tmp_path: Path, run_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run resumed after a kill keeps the policies of the updates it replays again, under the same
+    names and update numbers: the curve file's point of the old file (another SHA-256) is played
+    again and replaced; a point written before points named their file's SHA-256 is kept."""
+    run = tmp_path / "run"
+    shutil.copytree(run_dir / "policies", run / "policies")
+    curve = tmp_path / "curve.json"
+    args = [str(run), "--b", "random", "--games", "2", "--seed", "7", "--json", str(curve), "--no-progress"]
+    assert checkpoint_curve.main(args) == 0
+    before = json.loads(curve.read_text())["points"]
+    kept = run / "policies" / "update_000002.pt"
+    assert before[1]["sha256"] == hashlib.sha256(kept.read_bytes()).hexdigest()
+    data = ckpt.load(kept)  # the replayed update: same progress, other weights
+    bias = next(k for k in data["policy"]["state_dict"] if k.endswith("bias"))
+    data["policy"]["state_dict"][bias] = data["policy"]["state_dict"][bias] + 0.25
+    ckpt.save(data, kept)
+    played: list[str] = []
+    real = checkpoint_curve.evaluate
+
+    def counting(a: AgentSpec, *rest: Any, **kw: Any) -> Any:
+        played.append(Path(dict(a.options)["checkpoint"]).name)
+        return real(a, *rest, **kw)
+
+    monkeypatch.setattr(checkpoint_curve, "evaluate", counting)
+    assert checkpoint_curve.main(args) == 0
+    assert played == ["update_000002.pt"]
+    after = json.loads(curve.read_text())["points"]
+    assert len(after) == 3 and after[0] == before[0] and after[2] == before[2]
+    assert after[1]["sha256"] == hashlib.sha256(kept.read_bytes()).hexdigest() != before[1]["sha256"]
+    # a curve file from before points named their file's SHA-256: its points are taken as they are
+    old = json.loads(curve.read_text())
+    for point in old["points"]:
+        del point["sha256"]
+    curve.write_text(json.dumps(old))
+    played.clear()
+    assert checkpoint_curve.main(args) == 0 and played == []
 
 
 def test_bad_curve_requests_are_refused_before_any_game(

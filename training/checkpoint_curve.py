@@ -18,7 +18,10 @@ differ by the policy only.
 command after a kill plays only the points it lacks (it refuses a file made
 with another opponent, game count, seed or rules). Points are keyed by update
 and decisions, and a file keeps every point it holds: a later command with
-more kept policies (the run went on) adds theirs. The table and the plot show
+more kept policies (the run went on) adds theirs. Each point names its
+file's SHA-256: a policy file rewritten since (a run resumed after a kill
+replays the updates after its last checkpoint, and keeps their policies
+again) is played again and its point replaced. The table and the plot show
 the points of the sources given. ``--plot`` draws it
 (:func:`training.curves.plot_learning_curve`); with ``--with-training-evals``
 the training's own evaluations (the ``eval_history`` of the training
@@ -42,7 +45,7 @@ from burako_env.rules import RulesError, load_rules
 from training.curves import plot_learning_curve
 from training.duplicate import AgentSpec
 from training.evaluate import evaluate
-from training.files import check_output_file, write_text_atomic
+from training.files import check_output_file, file_digest, write_text_atomic
 from training.signals import sigterm_as_interrupt
 
 #: what a curve file must match to be continued: the figures of one set of games
@@ -79,7 +82,12 @@ def curve_points(files: list[Path]) -> list[dict[str, Any]]:
                 f"{path} does not say how far its run had trained (a policy exported before 2026-12-05 or by "
                 "hand); give the run's kept policies or a training checkpoint"
             )
-        point = {"checkpoint": str(path), "update": progress["update"], "step": progress["global_step"]}
+        point = {
+            "checkpoint": str(path),
+            "sha256": file_digest(path),
+            "update": progress["update"],
+            "step": progress["global_step"],
+        }
         points.setdefault((point["update"], point["step"]), {**point, "minutes": progress["minutes"]})
     return sorted(points.values(), key=lambda p: (p["step"], p["update"]))
 
@@ -184,7 +192,13 @@ def main(argv: list[str] | None = None) -> int:
             ordered = sorted(played.values(), key=lambda p: (p["step"], p["update"]))
             write_text_atomic(json_path, json.dumps({**settings, "points": ordered}, indent=2) + "\n")
 
-    todo = [p for p in points if (p["update"], p["step"]) not in played]
+    def is_played(point: dict[str, Any]) -> bool:
+        """Played from this very file: a point of a file rewritten since is played again (a point
+        written before points named their file's SHA-256 is taken as it is)."""
+        kept = played.get((point["update"], point["step"]))
+        return kept is not None and kept.get("sha256", point["sha256"]) == point["sha256"]
+
+    todo = [p for p in points if not is_played(p)]
     try:
         with sigterm_as_interrupt():
             for point in tqdm(todo, desc=f"policies vs {b.label}", unit="policy", disable=args.no_progress):
@@ -201,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
                 save()
     except KeyboardInterrupt:
         kept = f"the same command continues it from {json_path}" if json_path else "no --json file: nothing was kept"
-        done = len(points) - sum((p["update"], p["step"]) not in played for p in points)
+        done = sum(is_played(p) for p in points)
         print(f"burako-curve: interrupted after {done} of {len(points)} points; {kept}", file=sys.stderr)
         return 130
     curve = [played[(p["update"], p["step"])] for p in points]
