@@ -58,7 +58,7 @@ from burako_env.actions import MAX_MELD_SLOTS, NUM_ACTIONS
 from burako_env.melds import MELD_FEATURE_OFFSETS, MELD_FEATURE_SIZE, MELD_PRESENT
 from burako_env.observation import RULE_FEATURES, layout_id, observation_layout, observation_size
 from burako_env.privileged import privileged_size
-from burako_env.rules import Rules
+from burako_env.rules import Rules, tile_set_counts
 from burako_env.rummy import actions as rummy_actions
 from burako_env.rummy import observation as rummy_observation
 from burako_env.rummy.rules import RummyRules
@@ -233,6 +233,10 @@ class UnseenCounts(nn.Module):
         wild_to_kind = torch.zeros(NUM_WILD_KINDS, NUM_KINDS)
         wild_to_kind[torch.arange(NUM_WILD_KINDS), torch.tensor(WILD_KINDS)] = 1.0
         self.register_buffer("wild_to_kind", wild_to_kind, persistent=False)
+        # the full set with tiles (B1), and what cards (V2) take from it: the rules feature "cards" says which
+        tiles = torch.as_tensor(tile_set_counts("tiles"), dtype=torch.float32)
+        self.register_buffer("full_tiles", tiles, persistent=False)
+        self.register_buffer("cards_less", tiles - torch.as_tensor(tile_set_counts("cards")), persistent=False)
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         batch = obs.shape[0]
@@ -256,8 +260,7 @@ class UnseenCounts(nn.Module):
             seen = seen + parts[:, :, p + NUM_NUMBERS :].sum(1) @ self.wild_to_kind
         for start, size in self.seen:
             seen = seen + obs[:, start : start + size].reshape(batch, -1, NUM_KINDS).sum(1)
-        jokers = 2.0 * (1.0 - obs[:, self.cards : self.cards + 1])  # B1; none with cards (V2)
-        full = torch.cat([obs.new_full((batch, NUM_KINDS - 1), 2.0), jokers], dim=1)
+        full = self.full_tiles.to(obs.dtype) - obs[:, self.cards : self.cards + 1] * self.cards_less.to(obs.dtype)
         return 0.5 * (full - seen)
 
 

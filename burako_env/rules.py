@@ -31,6 +31,16 @@ class RulesError(ValueError):
 
 
 TILE_SETS = ("tiles", "cards")
+
+
+def tile_set_counts(tile_set: str) -> np.ndarray:
+    """Count of each tile kind in a full set: two of each numbered kind, and two jokers with
+    "tiles" (B1) or none with "cards" (V2). The one place the set's make-up is written."""
+    counts = np.full(NUM_KINDS, 2, dtype=np.int64)
+    counts[JOKER] = 0 if tile_set == "cards" else 2
+    return counts
+
+
 TILE_VALUE_KEYS = ("joker", "two", "ace", "high", "low")
 CANASTA_BONUS_KEYS = ("clean", "dirty", "real", "ace_to_ace")
 
@@ -91,7 +101,7 @@ class Rules:
 
     @property
     def num_jokers(self) -> int:
-        return 0 if self.tile_set == "cards" else 2
+        return int(tile_set_counts(self.tile_set)[JOKER])
 
     def num_sides(self, num_players: int) -> int:
         """Partnerships with 4 players (B3), individual sides otherwise (V4)."""
@@ -99,9 +109,7 @@ class Rules:
 
     def full_counts(self) -> np.ndarray:
         """Count of each tile kind in the full set (B1, V2)."""
-        counts = np.full(NUM_KINDS, 2, dtype=np.int64)
-        counts[JOKER] = self.num_jokers
-        return counts
+        return tile_set_counts(self.tile_set)
 
     def tile_value_array(self) -> np.ndarray:
         """Value of each tile kind (B25)."""
@@ -223,7 +231,7 @@ def _validate(rules: Rules) -> None:
     _check_int("muerto_penalty", rules.muerto_penalty, 0)
     _check_int("target", rules.target, 1)
     _check_int("max_turns", rules.max_turns, 1, MAX_TURNS_LIMIT)
-    total = 104 + (0 if rules.tile_set == "cards" else 2)
+    total = int(tile_set_counts(rules.tile_set).sum())
     for count in rules.players:
         sides = 2 if count == 4 else count
         dealt = count * rules.hand_size[count] + sides * rules.muerto_size
