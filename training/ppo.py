@@ -98,7 +98,14 @@ from training.games import check_agent_game, game_and_rules
 from training.league import League
 from training.locks import folder_lock
 from training.memory import keep_freed_memory
-from training.network import LegalIndex, SnapshotGroups, evaluate_actions, evaluate_actions_dense
+from training.network import (
+    LegalIndex,
+    SnapshotGroups,
+    anchor_kl,
+    evaluate_actions,
+    evaluate_actions_dense,
+    evaluate_legal,
+)
 from training.resume import latest_checkpoint, new_run_dir, record_config, restore, save_checkpoint
 from training.rollout import VectorRollout, episode_batch, episode_length, unpack_masks
 from training.rummy_rollout import RummyRollout
@@ -229,6 +236,12 @@ class PPOConfig:
     """Adam step size while cloning."""
     init_checkpoint: str | None = None
     """Start a new run from this policy or training checkpoint's weights (the same network shape), not at random."""
+    anchor_kl_coef: float = 0.0
+    """Weight of KL(anchor || policy) over each decision's legal moves in the PPO loss, where the anchor
+    is the network PPO started from (after ``bc_teacher``'s cloning, or ``init_checkpoint``'s weights),
+    frozen and kept as the run folder's ``anchor.pt``: PPO may change the warm start's play only where
+    its advantages outweigh the divergence, rather than drift from it (as AlphaStar kept its agents near
+    their supervised policy). Schedulable; needs a warm start and ``policy_head: legal``. 0: off."""
     eval_every: int = 20
     """Evaluate against eval_opponents every this many updates (and at the end; 0: only at the end)."""
     eval_games: int = 200
@@ -307,7 +320,7 @@ class PPOConfig:
         for name in ("learning_rate", "bc_learning_rate", "clip_coef", "max_grad_norm", "reward_scale"):
             if getattr(self, name) <= 0:
                 problems.append(f"{name} must be > 0, got {getattr(self, name)}")
-        for name in ("ent_coef", "vf_coef", "win_weight", "score_weight", "pfsp_power"):
+        for name in ("ent_coef", "vf_coef", "win_weight", "score_weight", "pfsp_power", "anchor_kl_coef"):
             if getattr(self, name) < 0:
                 problems.append(f"{name} must be >= 0, got {getattr(self, name)}")
         for name in ("gamma", "gae_lambda", "baseline_fraction", "baseline_worker_share"):
@@ -394,6 +407,13 @@ class PPOConfig:
             )
         if self.policy_head not in ("legal", "full"):
             problems.append(f"policy_head must be legal or full, got {self.policy_head!r}")
+        if self.anchor_kl_coef > 0 and self.bc_teacher is None and self.init_checkpoint is None:
+            problems.append(
+                "anchor_kl_coef needs a warm start to stay near (bc_teacher or init_checkpoint): "
+                "a network at random is no anchor"
+            )
+        if self.anchor_kl_coef > 0 and self.policy_head != "legal":
+            problems.append(f"anchor_kl_coef needs policy_head: legal, not {self.policy_head!r}")
         if not isinstance(self.device, str) or not (
             self.device in ("auto", "cpu", "cuda") or self.device.startswith("cuda:")
         ):
@@ -618,6 +638,10 @@ def initial_weights(path: str, shape: NetworkShape) -> dict[str, torch.Tensor]:
     return net.state_dict()
 
 
+#: the frozen network PPO started from, in the run folder (``anchor_kl_coef``)
+ANCHOR_FILE = "anchor.pt"
+
+
 # ====================================================================== trainer
 class Trainer:
     """Owns the network, optimiser, league, games and run folder of one run."""
@@ -675,6 +699,8 @@ class Trainer:
         self.episodes_done = 0
         self.elapsed_before = 0.0
         self.bc_done = config.bc_teacher is None
+        #: the frozen network PPO started from, when ``anchor_kl_coef`` is ever > 0 (set by :meth:`train`)
+        self.anchor: PolicyNet | None = None
         self.eval_history: list[dict[str, Any]] = []
         if resume is not None:
             self.run_dir = restore(self, Path(resume))
@@ -836,7 +862,14 @@ class Trainer:
                 else:
                     mb_obs = obs[idx]
                 mb_privileged = privileged[idx] if privileged is not None else None
-                logp, entropy, values = evaluate_fn(self.net, mb_obs, mb_masks, actions[idx], pairs, mb_privileged)
+                kl_to_anchor: torch.Tensor | None = None
+                if self.anchor is not None and cfg.anchor_kl_coef > 0:
+                    logp, entropy, values, dist = evaluate_legal(
+                        self.net, mb_obs, mb_masks, actions[idx], pairs, mb_privileged
+                    )
+                    kl_to_anchor = anchor_kl(self.anchor, mb_obs, mb_masks, pairs, dist, mb_privileged).mean()
+                else:
+                    logp, entropy, values = evaluate_fn(self.net, mb_obs, mb_masks, actions[idx], pairs, mb_privileged)
                 entropy = entropy.mean()
                 log_ratio = logp - old_logp[idx]
                 ratio = log_ratio.exp()
@@ -855,6 +888,8 @@ class Trainer:
                 else:
                     v_loss = 0.5 * ((values - returns[idx]) ** 2).mean()
                 loss = pg_loss - cfg.ent_coef * entropy + cfg.vf_coef * v_loss
+                if kl_to_anchor is not None:
+                    loss = loss + cfg.anchor_kl_coef * kl_to_anchor
                 self.optimizer.zero_grad()
                 loss.backward()
                 nn.utils.clip_grad_norm_(self.net.parameters(), cfg.max_grad_norm)
@@ -866,6 +901,8 @@ class Trainer:
                     "approx_kl": approx_kl,
                     "loss": loss.item(),
                 }
+                if kl_to_anchor is not None:
+                    stats["anchor_kl"] = kl_to_anchor.item()
             if cfg.target_kl is not None and stats["approx_kl"] > cfg.target_kl:
                 break
         self.net.eval()
@@ -954,6 +991,31 @@ class Trainer:
         payload = ckpt.policy_payload(self.net, self.rules, self.cfg.to_dict(), half=half, trained=trained)
         return ckpt.save(payload, path)
 
+    # ------------------------------------------------------------------ the anchor
+    @property
+    def uses_anchor(self) -> bool:
+        """Whether ``anchor_kl_coef`` is > 0 at some update (its own value or a scheduled one)."""
+        points = self.cfg.schedules.get("anchor_kl_coef", [])
+        return self.cfg.anchor_kl_coef > 0 or any(point[1] > 0 for point in points)
+
+    def _anchor(self) -> PolicyNet:
+        """The network PPO starts from, frozen: written to ``anchor.pt`` before the first update (a
+        run resumed before it writes it again, from the same weights), read back after."""
+        path = self.run_dir / ANCHOR_FILE
+        if self.update == 0:
+            self.export_policy(path, half=False)
+        elif not path.is_file():
+            raise ckpt.CheckpointError(
+                f"{path} is missing: anchor_kl_coef needs the network this run's PPO started from, kept when it "
+                "started; a run under way that never used it cannot get it back (start a new run)"
+            )
+        net, _ = ckpt.build_policy(ckpt.load(path), source=str(path))
+        if net.shape != self.net.shape:
+            raise ckpt.CheckpointError(f"{path} holds another network than this run's ({net.shape.to_dict()})")
+        net = net.to(self.device).eval()
+        net.requires_grad_(False)
+        return net
+
     # ------------------------------------------------------------------ main loop
     def _log_hparams(self) -> None:
         values = {**self.cfg.to_dict(), "keep_freed_memory (taken by the allocator)": self.keeps_freed_memory}
@@ -1000,6 +1062,8 @@ class Trainer:
             stats = self.behaviour_clone()
             print(f"behaviour cloning of {cfg.bc_teacher}: {stats}", file=sys.stderr)
             self.save_checkpoint()
+        if self.uses_anchor:
+            self.anchor = self._anchor()
         bar = tqdm(
             total=cfg.total_steps, initial=min(self.global_step, cfg.total_steps), unit="dec", disable=not self.progress
         )

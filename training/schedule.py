@@ -40,6 +40,7 @@ SCHEDULABLE: dict[str, tuple[type, ...]] = {
     "clip_coef": (float, int),
     "target_kl": (float, int, type(None)),
     "update_epochs": (int,),
+    "anchor_kl_coef": (float, int),
 }
 
 

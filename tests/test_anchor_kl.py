@@ -1,0 +1,122 @@
+"""``anchor_kl_coef``: PPO kept near the network it started from by KL(anchor || policy) over each
+decision's legal moves; the anchor is frozen and kept in the run folder (``anchor.pt``)."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from agents import checkpoint as ckpt
+from agents.network import NetworkShape, PolicyNet, masked_logits
+from burako_env.engine import GameState
+from burako_env.observation import Observer
+from burako_env.rules import load_rules
+from training.network import LegalIndex, anchor_kl, evaluate_actions, evaluate_legal
+from training.ppo import ANCHOR_FILE, PPOConfig, Trainer
+
+
+def positions(count: int = 40) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Observations, masks and random legal moves of one hand's unforced decisions."""
+    rng = np.random.default_rng(0)
+    state = GameState.new_game(rng, "burako", 2)
+    observer = Observer(2, load_rules("burako"))
+    obs, masks, actions = [], [], []
+    while len(actions) < count and not state.hand_over:
+        mask = state.legal_mask()
+        action = int(rng.choice(np.flatnonzero(mask)))
+        if mask.sum() > 1:
+            obs.append(observer.encode(state, state.current))
+            masks.append(mask)
+            actions.append(action)
+        state.apply(action)
+    return torch.from_numpy(np.stack(obs)), torch.from_numpy(np.stack(masks).astype(bool)), torch.tensor(actions)
+
+
+def small_net(seed: int) -> PolicyNet:
+    rules = load_rules("burako")
+    torch.manual_seed(seed)
+    net = PolicyNet(NetworkShape.for_env(2, rules, hidden=32, slot_embed=4), rules)
+    torch.nn.init.normal_(net.policy_head.weight, std=0.5)  # far from the near-uniform start
+    return net
+
+
+def test_anchor_kl_is_the_kl_of_the_masked_distributions_and_moves_the_policy_only() -> None:
+    obs, masks, actions = positions()
+    policy, anchor = small_net(0), small_net(1)
+    pairs = LegalIndex.of_mask(masks).pairs(torch.arange(len(actions)))
+    logp, entropy, values, dist = evaluate_legal(policy, obs, masks, actions, pairs)
+    # the first three are evaluate_actions' own figures
+    for mine, theirs in zip((logp, entropy, values), evaluate_actions(policy, obs, masks, actions), strict=True):
+        assert torch.allclose(mine, theirs, atol=1e-6)
+    kl = anchor_kl(anchor, obs, masks, pairs, dist)
+    # the same divergence through all 3,519 logits, masked
+    p_log = torch.log_softmax(masked_logits(policy(obs)[0], masks), dim=1)
+    a_log = torch.log_softmax(masked_logits(anchor(obs)[0], masks), dim=1)
+    expected = torch.where(masks, a_log.exp() * (a_log - p_log), torch.zeros_like(p_log)).sum(1)
+    assert kl.shape == (len(actions),) and torch.allclose(kl, expected, atol=1e-5)
+    assert (kl > -1e-6).all() and kl.mean() > 0.01  # never below 0; two different networks disagree
+    kl.mean().backward()
+    assert policy.policy_head.weight.grad is not None and policy.policy_head.weight.grad.abs().sum() > 0
+    assert all(p.grad is None for p in anchor.parameters())
+    # a network is its own anchor at no cost
+    _, _, _, same = evaluate_legal(anchor, obs, masks, actions, pairs)
+    own = anchor_kl(copy.deepcopy(anchor), obs, masks, pairs, same)
+    assert torch.allclose(own, torch.zeros(len(actions)), atol=1e-6)
+
+
+def test_anchor_kl_coef_is_checked_with_the_config() -> None:
+    with pytest.raises(ValueError, match=r"anchor_kl_coef must be >= 0, got -0\.1"):
+        PPOConfig(bc_teacher="planner", anchor_kl_coef=-0.1)
+    with pytest.raises(ValueError, match="anchor_kl_coef needs a warm start to stay near"):
+        PPOConfig(bc_teacher=None, anchor_kl_coef=0.1)
+    with pytest.raises(ValueError, match="anchor_kl_coef needs policy_head: legal, not 'full'"):
+        PPOConfig(bc_teacher="planner", anchor_kl_coef=0.1, policy_head="full")
+    # scheduled: each listed update's value is checked when the config is read
+    with pytest.raises(ValueError, match="at update 100: anchor_kl_coef needs a warm start"):
+        PPOConfig(bc_teacher=None, schedules={"anchor_kl_coef": [[100, 0.2]]})
+    config = PPOConfig(bc_teacher="planner", schedules={"anchor_kl_coef": [[0, 0.3], [500, 0.0, "linear"]]})
+    assert config.anchor_kl_coef == 0.0
+
+
+def test_a_run_keeps_its_start_as_the_anchor_trains_toward_it_and_resumes_with_it(tmp_path: Path) -> None:
+    """The network PPO starts from (here init_checkpoint's) is written to anchor.pt before the first
+    update and stays as it is; the loss logs the divergence; a resumed run reads the same anchor, and a
+    run under way without one is refused by name."""
+    start = tmp_path / "start.pt"
+    net = small_net(3)
+    ckpt.save(ckpt.policy_payload(net, load_rules("burako"), {}, half=False), start)
+    values = dict(
+        run_root=str(tmp_path / "runs"), bc_teacher=None, init_checkpoint=str(start), hidden=32, slot_embed=4,
+        num_envs=8, batch_size=300, minibatch_size=128, update_epochs=2, total_steps=900, eval_every=0,
+        eval_games=2, eval_opponents=["random"], league_baselines=["random"], snapshot_every=0,
+        checkpoint_every=1, anchor_kl_coef=0.5, learning_rate=3e-3, workers=1,
+    )  # fmt: skip
+    trainer = Trainer(PPOConfig(**values), progress=False)
+    trainer.train()
+    assert trainer.update >= 2
+    anchor = ckpt.load(trainer.run_dir / ANCHOR_FILE)["policy"]["state_dict"]
+    for name, tensor in net.state_dict().items():
+        assert torch.equal(anchor[name], tensor), name
+    assert any(not torch.equal(trainer.net.state_dict()[k], v) for k, v in net.state_dict().items())
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(trainer.run_dir))
+    events.Reload()
+    logged = [e.value for e in events.Scalars("losses/anchor_kl")]
+    assert len(logged) == trainer.update and all(np.isfinite(logged)) and logged[-1] > 0
+    # resumed (a longer run): the anchor is read back, not the resumed weights
+    resumed = Trainer(PPOConfig(**{**values, "total_steps": 1200}), resume=trainer.run_dir, progress=False)
+    resumed.train()
+    assert resumed.anchor is not None and resumed.update > trainer.update
+    for name, tensor in net.state_dict().items():
+        assert torch.equal(resumed.anchor.state_dict()[name], tensor), name
+    (trainer.run_dir / ANCHOR_FILE).unlink()
+    again = Trainer(PPOConfig(**{**values, "total_steps": 1500}), resume=trainer.run_dir, progress=False)
+    with pytest.raises(ckpt.CheckpointError, match=r"anchor\.pt is missing: anchor_kl_coef needs the network"):
+        again.train()
+    again.writer.close()
+    again.lock.release()
