@@ -311,3 +311,24 @@ def episodes_by_hand(episodes: Iterable[Any]) -> dict[int, list[Any]]:
         assert bool(ep.masks[np.arange(ep.actions.size), ep.actions].all()), "a stored action was illegal"
         by_hand.setdefault(ep.hand, []).append(ep)
     return by_hand
+
+
+def unforced_positions(count: int = 40, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Observations, masks (bool) and random legal moves of up to ``count`` unforced decisions of a
+    2-player Burako hand played at random: what a network test feeds its policy."""
+    from burako_env.observation import Observer
+    from burako_env.rules import load_rules
+
+    generator = np.random.default_rng(seed)
+    state = GameState.new_game(generator, "burako", 2)
+    observer = Observer(2, load_rules("burako"))
+    obs, masks, actions = [], [], []
+    while len(actions) < count and not state.hand_over:
+        mask = state.legal_mask()
+        action = int(generator.choice(np.flatnonzero(mask)))
+        if mask.sum() > 1:
+            obs.append(observer.encode(state, state.current))
+            masks.append(mask.astype(bool))
+            actions.append(action)
+        state.apply(action)
+    return np.stack(obs), np.stack(masks), np.array(actions)

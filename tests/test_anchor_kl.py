@@ -9,31 +9,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from conftest import unforced_positions
 
 from agents import checkpoint as ckpt
 from agents.network import NetworkShape, PolicyNet, masked_logits
-from burako_env.engine import GameState
-from burako_env.observation import Observer
 from burako_env.rules import load_rules
-from training.network import LegalIndex, anchor_kl, evaluate_actions, evaluate_legal
+from training.network import LegalIndex, anchor_kl, evaluate_actions, legal_figures
 from training.ppo import ANCHOR_FILE, PPOConfig, Trainer
 
 
 def positions(count: int = 40) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Observations, masks and random legal moves of one hand's unforced decisions."""
-    rng = np.random.default_rng(0)
-    state = GameState.new_game(rng, "burako", 2)
-    observer = Observer(2, load_rules("burako"))
-    obs, masks, actions = [], [], []
-    while len(actions) < count and not state.hand_over:
-        mask = state.legal_mask()
-        action = int(rng.choice(np.flatnonzero(mask)))
-        if mask.sum() > 1:
-            obs.append(observer.encode(state, state.current))
-            masks.append(mask)
-            actions.append(action)
-        state.apply(action)
-    return torch.from_numpy(np.stack(obs)), torch.from_numpy(np.stack(masks).astype(bool)), torch.tensor(actions)
+    obs, masks, actions = unforced_positions(count)
+    return torch.from_numpy(obs), torch.from_numpy(masks), torch.from_numpy(actions)
 
 
 def small_net(seed: int) -> PolicyNet:
@@ -48,9 +35,9 @@ def test_anchor_kl_is_the_kl_of_the_masked_distributions_and_moves_the_policy_on
     obs, masks, actions = positions()
     policy, anchor = small_net(0), small_net(1)
     pairs = LegalIndex.of_mask(masks).pairs(torch.arange(len(actions)))
-    logp, entropy, values, dist = evaluate_legal(policy, obs, masks, actions, pairs)
-    # the first three are evaluate_actions' own figures
-    for mine, theirs in zip((logp, entropy, values), evaluate_actions(policy, obs, masks, actions), strict=True):
+    logp, entropy, dist = legal_figures(policy, policy.features(obs)[0], masks, actions, pairs)
+    # the first two are evaluate_actions' own figures
+    for mine, theirs in zip((logp, entropy), evaluate_actions(policy, obs, masks, actions), strict=False):
         assert torch.allclose(mine, theirs, atol=1e-6)
     kl = anchor_kl(anchor, obs, masks, pairs, dist)
     # the same divergence through all 3,519 logits, masked
@@ -63,7 +50,7 @@ def test_anchor_kl_is_the_kl_of_the_masked_distributions_and_moves_the_policy_on
     assert policy.policy_head.weight.grad is not None and policy.policy_head.weight.grad.abs().sum() > 0
     assert all(p.grad is None for p in anchor.parameters())
     # a network is its own anchor at no cost
-    _, _, _, same = evaluate_legal(anchor, obs, masks, actions, pairs)
+    _, _, same = legal_figures(anchor, anchor.features(obs)[0], masks, actions, pairs)
     own = anchor_kl(copy.deepcopy(anchor), obs, masks, pairs, same)
     assert torch.allclose(own, torch.zeros(len(actions)), atol=1e-6)
 

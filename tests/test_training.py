@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 import yaml
-from conftest import episodes_by_hand, signal_after_first_checkpoint
+from conftest import episodes_by_hand, signal_after_first_checkpoint, unforced_positions
 
 from agents import checkpoint as ckpt
 from agents.network import NetworkShape, PolicyNet
@@ -574,21 +574,10 @@ def test_cloning_loss_of_one_hot_targets_is_the_moves_cross_entropy() -> None:
 
     net = tiny_net()
     torch.nn.init.normal_(net.policy_head.weight, std=0.5)  # far from the near-uniform start
-    rng = np.random.default_rng(0)
-    state = GameState.new_game(rng, "burako", 2)
-    obs_rows, masks, actions = [], [], []
-    observer = Observer(2, load_rules("burako"))
-    while len(actions) < 40 and not state.hand_over:
-        mask = state.legal_mask()
-        action = int(rng.choice(np.flatnonzero(mask)))
-        if mask.sum() > 1:
-            obs_rows.append(observer.encode(state, state.current))
-            masks.append(mask)
-            actions.append(action)
-        state.apply(action)
-    obs = torch.from_numpy(np.stack(obs_rows))
-    mask_t = torch.from_numpy(np.stack(masks))
-    act = torch.tensor(actions)
+    obs_np, masks, actions = unforced_positions(40)
+    obs = torch.from_numpy(obs_np)
+    mask_t = torch.from_numpy(masks)
+    act = torch.from_numpy(actions)
     legal = LegalIndex.of_mask(mask_t)
     one_hot = torch.cat([torch.from_numpy(np.flatnonzero(m) == a).float() for m, a in zip(masks, actions, strict=True)])
     values = torch.linspace(-1, 1, len(actions))

@@ -174,27 +174,27 @@ def evaluate_actions(
     computed over the legal actions only (:func:`legal_log_probs`; ``pairs``:
     the mask's nonzero entries when already known, :class:`LegalIndex`;
     ``privileged``: the value's hidden tiles, ``PolicyNet.features``)."""
-    logp, entropy, values, _ = evaluate_legal(net, obs, mask, actions, pairs, privileged)
+    h, values = net.features(obs, privileged)
+    logp, entropy, _ = legal_figures(net, h, mask, actions, pairs)
     return logp, entropy, values
 
 
-def evaluate_legal(
+def legal_figures(
     net: PolicyNet,
-    obs: torch.Tensor,
+    h: torch.Tensor,
     mask: torch.Tensor | None,
     actions: torch.Tensor,
     pairs: tuple[torch.Tensor, torch.Tensor] | None = None,
-    privileged: torch.Tensor | None = None,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
-    """:func:`evaluate_actions`, and the whole legal distribution it came from: ``(rows, logp)``
-    of every legal (row, action) pair, what a divergence from another policy needs (:func:`anchor_kl`)."""
-    h, values = net.features(obs, privileged)
+) -> tuple[torch.Tensor, torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
+    """From the torso's output ``h``: the log-probabilities of ``actions`` and the entropies, and the whole
+    legal distribution ``(rows, logp)`` over every legal (row, action) pair, what a divergence from
+    another policy needs (:func:`anchor_kl`)."""
     rows, cols, logp_legal = legal_log_probs(net, h, mask, pairs)
     n = h.shape[0]
     chosen = torch.where(cols == actions[rows], logp_legal, torch.zeros_like(logp_legal))
     logp = torch.zeros(n, dtype=logp_legal.dtype, device=logp_legal.device).index_add(0, rows, chosen)
     entropy = -torch.zeros_like(logp).index_add(0, rows, logp_legal.exp() * logp_legal)
-    return logp, entropy, values, (rows, logp_legal)
+    return logp, entropy, (rows, logp_legal)
 
 
 def anchor_kl(
@@ -206,7 +206,7 @@ def anchor_kl(
     privileged: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """KL(anchor || policy) per row, over the legal actions: ``legal`` is the policy's ``(rows, logp)``
-    of :func:`evaluate_legal` on the same rows and pairs. The anchor is frozen (no gradient): the
+    of :func:`legal_figures` on the same rows and pairs. The anchor is frozen (no gradient): the
     divergence pulls the policy back toward the moves the anchor plays, mass it puts on a move the
     anchor prefers costs little, mass it takes away from one costs much (``anchor_kl_coef``)."""
     rows, logp = legal

@@ -104,7 +104,7 @@ from training.network import (
     anchor_kl,
     evaluate_actions,
     evaluate_actions_dense,
-    evaluate_legal,
+    legal_figures,
 )
 from training.resume import latest_checkpoint, new_run_dir, record_config, restore, save_checkpoint
 from training.rollout import VectorRollout, episode_batch, episode_length, unpack_masks
@@ -864,9 +864,8 @@ class Trainer:
                 mb_privileged = privileged[idx] if privileged is not None else None
                 kl_to_anchor: torch.Tensor | None = None
                 if self.anchor is not None and cfg.anchor_kl_coef > 0:
-                    logp, entropy, values, dist = evaluate_legal(
-                        self.net, mb_obs, mb_masks, actions[idx], pairs, mb_privileged
-                    )
+                    h, values = self.net.features(mb_obs, mb_privileged)
+                    logp, entropy, dist = legal_figures(self.net, h, mb_masks, actions[idx], pairs)
                     kl_to_anchor = anchor_kl(self.anchor, mb_obs, mb_masks, pairs, dist, mb_privileged).mean()
                 else:
                     logp, entropy, values = evaluate_fn(self.net, mb_obs, mb_masks, actions[idx], pairs, mb_privileged)
