@@ -162,11 +162,15 @@ class NeuralISMCTSAgent:
     default_settings = SearchSettings(simulations=256, exploration=1.5)
     uses_settings = ("simulations", "time_per_move", "exploration", "depth", "max_rollout_actions", "value_scale")
 
+    @staticmethod
+    def checkpoint_file(checkpoint: str | None) -> str:
+        """The checkpoint an agent built with ``checkpoint=`` loads: it, or the shipped bot."""
+        return str(checkpoint if checkpoint is not None else DEFAULT_CHECKPOINT)
+
     @classmethod
     def files_read(cls, options: Mapping[str, Any]) -> list[str]:
         """The checkpoint an agent built with ``options`` loads (:func:`agents.registry.agent_files`)."""
-        checkpoint = options.get("checkpoint")
-        return [str(checkpoint if checkpoint is not None else DEFAULT_CHECKPOINT)]
+        return [cls.checkpoint_file(options.get("checkpoint"))]
 
     def __init__(
         self,
@@ -197,7 +201,7 @@ class NeuralISMCTSAgent:
         self.planner = PlannerPolicy() if planner_prior > 0 else None
         self.fpu_reduction = None if fpu_reduction is None else float(fpu_reduction)
         self.rollout_weight = float(rollout_weight)
-        path = str(checkpoint if checkpoint is not None else DEFAULT_CHECKPOINT)
+        path = self.checkpoint_file(checkpoint)
         net, config = _load_network(path)
         self.policy = PolicyAgent(seed=seed, net=net)  # the layout check at reset
         self.policy.source = path

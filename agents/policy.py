@@ -45,8 +45,7 @@ class PolicyAgent:
     ) -> None:
         if checkpoint is not None and net is not None:
             raise ValueError("PolicyAgent takes checkpoint= (a file) or net= (a PolicyNet), not both")
-        if checkpoint is None and net is None:
-            checkpoint = self.default_checkpoint()
+        checkpoint = self.checkpoint_file(checkpoint, net)
         if temperature <= 0:
             raise ValueError(f"temperature must be > 0, got {temperature}")
         if net is None:
@@ -65,16 +64,21 @@ class PolicyAgent:
         return str(DEFAULT_CHECKPOINT)
 
     @classmethod
+    def checkpoint_file(cls, checkpoint: str | Path | None, net: PolicyNet | None = None) -> str | None:
+        """The checkpoint an agent built with these options loads: the one given, else (no network
+        given) :meth:`default_checkpoint`."""
+        if checkpoint is not None:
+            return str(checkpoint)
+        return None if net is not None else cls.default_checkpoint()
+
+    @classmethod
     def files_read(cls, options: Mapping[str, Any]) -> list[str]:
         """The checkpoint an agent built with ``options`` loads (:func:`agents.registry.agent_files`)."""
-        if options.get("checkpoint") is not None:
-            return [str(options["checkpoint"])]
-        if options.get("net") is not None:
-            return []
         try:
-            return [cls.default_checkpoint()]
+            path = cls.checkpoint_file(options.get("checkpoint"), options.get("net"))
         except ValueError:  # no default (rummy-policy): building the agent says so
             return []
+        return [] if path is None else [path]
 
     def table_layout(self, rules: Any, num_players: int) -> str:
         """The observation/action layout of the table the agent sits at."""

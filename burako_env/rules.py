@@ -36,6 +36,8 @@ TILE_SETS = ("tiles", "cards")
 def tile_set_counts(tile_set: str) -> np.ndarray:
     """Count of each tile kind in a full set: two of each numbered kind, and two jokers with
     "tiles" (B1) or none with "cards" (V2). The one place the set's make-up is written."""
+    if tile_set not in TILE_SETS:
+        raise RulesError(f"tile_set: expected one of {list(TILE_SETS)}, got {short_repr(tile_set)}")
     counts = np.full(NUM_KINDS, 2, dtype=np.int64)
     counts[JOKER] = 0 if tile_set == "cards" else 2
     return counts

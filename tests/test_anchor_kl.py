@@ -4,6 +4,7 @@ decision's legal moves; the anchor is frozen and kept in the run folder (``ancho
 from __future__ import annotations
 
 import copy
+import time
 from pathlib import Path
 
 import numpy as np
@@ -107,3 +108,73 @@ def test_a_run_keeps_its_start_as_the_anchor_trains_toward_it_and_resumes_with_i
         again.train()
     again.writer.close()
     again.lock.release()
+
+
+def test_the_divergence_in_the_loss_keeps_an_update_nearer_its_anchor(tmp_path: Path) -> None:
+    """The same batch, the same start, the same minibatches: an update with a large ``anchor_kl_coef``
+    ends nearer the anchor than one without (the term enters the loss, with the sign that pulls)."""
+    start = tmp_path / "start.pt"
+    ckpt.save(ckpt.policy_payload(small_net(4), load_rules("burako"), {}, half=False), start)
+    values = dict(
+        run_root=str(tmp_path / "runs"), bc_teacher=None, init_checkpoint=str(start), hidden=32, slot_embed=4,
+        num_envs=8, batch_size=600, minibatch_size=100, update_epochs=3, eval_every=0, league_baselines=["random"],
+        snapshot_every=0, anchor_kl_coef=20.0, learning_rate=1e-2, target_kl=None,
+    )  # fmt: skip
+    trainer = Trainer(PPOConfig(**values), progress=False)
+    trainer.started = time.perf_counter()  # as train() sets it: the anchor's file says when it was made
+    trainer.anchor = trainer._anchor()
+    episodes = trainer.collect()
+    obs, masks, actions = positions(60)
+    pairs = LegalIndex.of_mask(masks).pairs(torch.arange(len(actions)))
+    weights = copy.deepcopy(trainer.net.state_dict())
+    optimiser = copy.deepcopy(trainer.optimizer.state_dict())
+    generator = copy.deepcopy(trainer.rng)
+    divergence = {}
+    for coef in (20.0, 0.0):
+        trainer.net.load_state_dict(weights)
+        trainer.optimizer.load_state_dict(optimiser)
+        trainer.rng = copy.deepcopy(generator)
+        trainer.live_cfg = PPOConfig(**{**values, "anchor_kl_coef": coef})
+        stats = trainer._ppo_update(episodes)
+        assert ("anchor_kl" in stats) == (coef > 0)
+        with torch.no_grad():
+            _, _, dist = legal_figures(trainer.net, trainer.net.features(obs)[0], masks, actions, pairs)
+            divergence[coef] = anchor_kl(trainer.anchor, obs, masks, pairs, dist).mean().item()
+    trainer.writer.close()
+    trainer.lock.release()
+    assert divergence[0.0] > 0.005 and divergence[20.0] < 0.5 * divergence[0.0], divergence
+
+
+def test_the_anchor_is_the_clone_and_a_resume_before_the_first_update_keeps_it(tmp_path: Path) -> None:
+    """With cloning, the anchor is the clone (not the network before it); a run stopped after cloning
+    and resumed before its first update writes the same anchor again."""
+
+    class Stop(Exception):
+        pass
+
+    def stop() -> None:
+        raise Stop
+
+    values = dict(
+        run_root=str(tmp_path), bc_teacher="planner", bc_games=4, bc_epochs=1, workers=1, hidden=32, slot_embed=4,
+        num_envs=4, eval_every=0, league_baselines=["random"], snapshot_every=0, anchor_kl_coef=0.5,
+    )  # fmt: skip
+    trainer = Trainer(PPOConfig(**values), progress=False)
+    before = copy.deepcopy(trainer.net.state_dict())
+    trainer.collect_and_update = stop  # type: ignore[method-assign]
+    with pytest.raises(Stop):
+        trainer.train()
+    trainer.writer.close()
+    trainer.lock.release()
+    anchor = ckpt.load(trainer.run_dir / ANCHOR_FILE)["policy"]["state_dict"]
+    assert all(torch.equal(anchor[k], v) for k, v in trainer.net.state_dict().items())
+    assert not all(torch.equal(anchor[k], v) for k, v in before.items())
+    resumed = Trainer(PPOConfig(**values), resume=trainer.run_dir, progress=False)
+    assert resumed.update == 0 and resumed.bc_done
+    resumed.collect_and_update = stop  # type: ignore[method-assign]
+    with pytest.raises(Stop):
+        resumed.train()
+    resumed.writer.close()
+    resumed.lock.release()
+    again = ckpt.load(trainer.run_dir / ANCHOR_FILE)["policy"]["state_dict"]
+    assert all(torch.equal(again[k], v) for k, v in anchor.items())

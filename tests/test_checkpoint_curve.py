@@ -138,7 +138,7 @@ def test_a_kept_policy_rewritten_since_its_point_is_played_again(
 ) -> None:
     """A run resumed after a kill keeps the policies of the updates it replays again, under the same
     names and update numbers: the curve file's point of the old file (another SHA-256) is played
-    again and replaced; a point written before points named their file's SHA-256 is kept."""
+    again and replaced, as is a point written before points named their file's SHA-256."""
     run = tmp_path / "run"
     shutil.copytree(run_dir / "policies", run / "policies")
     curve = tmp_path / "curve.json"
@@ -164,13 +164,21 @@ def test_a_kept_policy_rewritten_since_its_point_is_played_again(
     after = json.loads(curve.read_text())["points"]
     assert len(after) == 3 and after[0] == before[0] and after[2] == before[2]
     assert after[1]["sha256"] == hashlib.sha256(kept.read_bytes()).hexdigest() != before[1]["sha256"]
-    # a curve file from before points named their file's SHA-256: its points are taken as they are
+    # the rewritten file came with another step (a replayed update need not make as many decisions): the
+    # point of its old step leaves the file with it, not kept beside the new one
+    stale = json.loads(curve.read_text())
+    stale["points"][1]["step"] -= 7
+    curve.write_text(json.dumps(stale))
+    played.clear()
+    assert checkpoint_curve.main(args) == 0 and played == ["update_000002.pt"]
+    assert json.loads(curve.read_text())["points"] == after
+    # a curve file from before points named their file's SHA-256: its points cannot be checked, played again
     old = json.loads(curve.read_text())
-    for point in old["points"]:
-        del point["sha256"]
+    del old["points"][0]["sha256"]
     curve.write_text(json.dumps(old))
     played.clear()
-    assert checkpoint_curve.main(args) == 0 and played == []
+    assert checkpoint_curve.main(args) == 0 and played == ["update_000001.pt"]
+    assert json.loads(curve.read_text())["points"] == after
 
 
 def test_bad_curve_requests_are_refused_before_any_game(

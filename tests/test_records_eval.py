@@ -466,9 +466,22 @@ def test_a_resumed_evaluation_refuses_records_of_a_checkpoint_replaced_under_the
     assert evaluate(policy, RANDOM, games=4, seed=3, record_path=path, resume=True).resumed_games == 2
     before = path.read_bytes()
     shutil.copyfile(DEFAULT_CHECKPOINT.with_name("burako_ppo_2026-12-01.pt"), bot)
-    with pytest.raises(ValueError, match="record 1: played with other agent files than this run's"):
+    with pytest.raises(ValueError, match=r"record 1: played with other agent files than this run's: .* side\(s\) a "):
         evaluate(policy, RANDOM, games=6, seed=3, record_path=path, resume=True)
     assert path.read_bytes() == before
+    # only the bytes count: the same file under another path (another copy of the project) resumes
+    shutil.copyfile(DEFAULT_CHECKPOINT, bot)
+    path.write_bytes(before.replace(json.dumps(str(bot)).encode(), b'"/elsewhere/bot.pt"'))
+    assert b"/elsewhere/bot.pt" in path.read_bytes()
+    assert evaluate(policy, RANDOM, games=6, seed=3, record_path=path, resume=True).resumed_games == 4
+    # records written before they named their files: which checkpoint played cannot be checked
+    old = tmp_path / "old.jsonl"
+    records = read_records(path)
+    for record in records:
+        del record["meta"]["evaluation"]["files"]
+    old.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    with pytest.raises(ValueError, match="record 1: written before records named the SHA-256 of the files"):
+        evaluate(policy, RANDOM, games=8, seed=3, record_path=old, resume=True)
     plain = tmp_path / "plain.jsonl"
     evaluate(RANDOM, RANDOM, games=2, seed=3, record_path=plain)
     assert all("files" not in r["meta"]["evaluation"] for r in read_records(plain))

@@ -348,12 +348,16 @@ def test_a_checkpoint_replaced_under_the_same_path_is_not_resumed(tmp_path: Path
     assert stored == {"bot": {str(bot): hashlib.sha256(bot.read_bytes()).hexdigest()}}
     shutil.copyfile(DEFAULT_CHECKPOINT.with_name("burako_ppo_2026-12-01.pt"), bot)
     before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
-    with pytest.raises(TournamentError, match=r"other agent files than this run's \(bot: .*bot\.pt: another SHA-256"):
+    with pytest.raises(TournamentError, match=r"other agent files than this run's: the SHA-256 of what bot read"):
         run_tournament(config)
     assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+    # only the bytes count: the same file under another path (another copy of the project) resumes
+    shutil.copyfile(DEFAULT_CHECKPOINT, bot)
+    (out / "agent_files.json").write_text(json.dumps({"bot": {"/elsewhere/bot.pt": stored["bot"][str(bot)]}}))
+    assert run_tournament(config, max_games=1).played == 1
     # a folder from before the check (no agent_files.json) cannot say which bot played: refused too
     (out / "agent_files.json").unlink()
-    with pytest.raises(TournamentError, match="missing from"):
+    with pytest.raises(TournamentError, match=r"games played before a tournament kept the SHA-256 .*\['bot'\]"):
         run_tournament(config)
     assert run_tournament(config, fresh=True).complete
     assert json.loads((out / "agent_files.json").read_text(encoding="utf-8"))["bot"][str(bot)] == (

@@ -21,7 +21,8 @@ and decisions, and a file keeps every point it holds: a later command with
 more kept policies (the run went on) adds theirs. Each point names its
 file's SHA-256: a policy file rewritten since (a run resumed after a kill
 replays the updates after its last checkpoint, and keeps their policies
-again) is played again and its point replaced. The table and the plot show
+again) is played again and its point replaced, as is a point written before
+points named their file's SHA-256. The table and the plot show
 the points of the sources given. ``--plot`` draws it
 (:func:`training.curves.plot_learning_curve`); with ``--with-training-evals``
 the training's own evaluations (the ``eval_history`` of the training
@@ -193,10 +194,10 @@ def main(argv: list[str] | None = None) -> int:
             write_text_atomic(json_path, json.dumps({**settings, "points": ordered}, indent=2) + "\n")
 
     def is_played(point: dict[str, Any]) -> bool:
-        """Played from this very file: a point of a file rewritten since is played again (a point
-        written before points named their file's SHA-256 is taken as it is)."""
+        """Played from this very file: a point of a file rewritten since, or written before points
+        named their file's SHA-256, is played again (never reused unchecked, as burako-eval --resume)."""
         kept = played.get((point["update"], point["step"]))
-        return kept is not None and kept.get("sha256", point["sha256"]) == point["sha256"]
+        return kept is not None and kept.get("sha256") == point["sha256"]
 
     todo = [p for p in points if not is_played(p)]
     try:
@@ -211,7 +212,12 @@ def main(argv: list[str] | None = None) -> int:
                     num_players=args.players,
                     workers=args.workers,
                 ).summary
-                played[(point["update"], point["step"])] = {**point, b.label: summary.curve_point()}
+                key = (point["update"], point["step"])
+                # a file rewritten by a resumed run may hold another step: its old point leaves with it
+                stale = [k for k, p in played.items() if p["checkpoint"] == point["checkpoint"] and k != key]
+                for k in stale:
+                    del played[k]
+                played[key] = {**point, b.label: summary.curve_point()}
                 save()
     except KeyboardInterrupt:
         kept = f"the same command continues it from {json_path}" if json_path else "no --json file: nothing was kept"

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,6 +59,18 @@ class AgentSpec:
         if self.factory is not None:
             return self.factory(seed=seed, **dict(self.options))
         return make_agent(self.name, seed=seed, **dict(self.options))
+
+
+def changed_agent_files(current: Mapping[str, Mapping[str, Any]], stored: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The owners (participants, sides) whose agents' files (:meth:`AgentSpec.files`, by owner) have other
+    SHA-256 in ``current`` than in ``stored``. Only the digests count, not the paths: the shipped bot read
+    from another copy of the project (an absolute path) is the same file."""
+
+    def digests(files: Mapping[str, Mapping[str, Any]], owner: str) -> list[str]:
+        return sorted(map(str, files.get(owner, {}).values()))
+
+    owners = current.keys() | stored.keys()
+    return sorted(owner for owner in owners if digests(current, owner) != digests(stored, owner))
 
 
 def seatings(num_players: int) -> list[tuple[str, ...]]:

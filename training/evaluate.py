@@ -98,6 +98,7 @@ from training.duplicate import (
     MatchFigures,
     a_seats_of,
     agent_seed,
+    changed_agent_files,
     deal_chunks,
     deal_seed,
     match_figures,
@@ -245,7 +246,14 @@ def _row_of_record(record: dict[str, Any], a: str, b: str, keep: bool) -> GameRo
 
 
 def recorded_games(
-    path: Path, a: AgentSpec, b: AgentSpec, rules: Rules, num_players: int, seed: int, games: int
+    path: Path,
+    a: AgentSpec,
+    b: AgentSpec,
+    rules: Rules,
+    num_players: int,
+    seed: int,
+    games: int,
+    files: dict[str, dict[str, str | None]] | None,
 ) -> tuple[list[dict[str, Any]], str]:
     """The records of the whole deals an earlier run of *this* evaluation wrote
     to ``path`` (``--resume``), and a note on what was dropped.
@@ -255,9 +263,9 @@ def recorded_games(
     dropped (played again). Anything else that does not fit (another agent,
     seed, rules or player count, a gap, a corrupt line before the end, a
     checkpoint whose bytes changed under the same path) is a :class:`ValueError`
-    naming the line or record, and the file is left as it is."""
+    naming the line or record, and the file is left as it is. ``files``: :func:`agent_files_meta`
+    of ``a`` and ``b``, read once by the caller."""
     per_deal = len(seatings(num_players))
-    files = agent_files_meta(a, b)
     records: list[dict[str, Any]] = []
     dropped = ""
     try:
@@ -284,11 +292,19 @@ def recorded_games(
                 f"{path}, record {number}: the record file holds another evaluation, or a gap: expected {want}, "
                 f"found {got}; use another --record path, or the run's own options"
             )
-        if meta.get("files") != files:
+        recorded = meta.get("files")
+        if files and recorded is None:
             raise ValueError(
-                f"{path}, record {number}: played with other agent files than this run's: recorded "
-                f"{meta.get('files')}, now {files} (a checkpoint replaced under the same path plays other "
-                "games); use another --record path"
+                f"{path}, record {number}: written before records named the SHA-256 of the files their agents "
+                "read (meta.evaluation.files), so which checkpoint played it cannot be checked; use another "
+                "--record path"
+            )
+        changed = changed_agent_files(files or {}, recorded if isinstance(recorded, dict) else {})
+        if changed:
+            raise ValueError(
+                f"{path}, record {number}: played with other agent files than this run's: the SHA-256 of what "
+                f"side(s) {', '.join(changed)} read differ (recorded {recorded}, now {files}; a checkpoint replaced "
+                "under the same path plays other games); use another --record path"
             )
         if record["num_players"] != num_players or rules_of(record) != rules:
             raise ValueError(
@@ -433,6 +449,8 @@ def evaluate(
     if resume and record_path is None:
         raise ValueError("resume needs the record file of the run to continue (--record PATH)")
     want_records = record_path is not None or keep_records
+    #: what the agents read, hashed once: checked against a resumed file's records, written with the new ones
+    files = agent_files_meta(a, b) if want_records else None
     outcomes: list[GameOutcome] = []
     writer = None
     lock = None
@@ -443,7 +461,7 @@ def evaluate(
         lock = file_lock(record_path, "the record file")
         try:
             if resume and record_path.is_file():
-                kept, dropped = recorded_games(record_path, a, b, rules_obj, num_players, seed, games)
+                kept, dropped = recorded_games(record_path, a, b, rules_obj, num_players, seed, games, files)
                 if dropped:  # rewrite the file as the whole deals, then append
                     tmp = record_path.with_name(record_path.name + ".resume-tmp")
                     write_records(tmp, kept, compress=is_gzip(record_path))
@@ -456,7 +474,6 @@ def evaluate(
             lock.release()
             raise
     chunks = [tuple(d for d in deals if d >= done_deals) for deals in deal_chunks(n_deals, chunk_size)]
-    files = agent_files_meta(a, b) if want_records else None
     tasks = [_Task(a, b, rules_obj, num_players, seed, deals, want_records, files=files) for deals in chunks if deals]
     start = time.perf_counter()
     try:

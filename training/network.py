@@ -203,18 +203,16 @@ def anchor_kl(
     mask: torch.Tensor | None,
     pairs: tuple[torch.Tensor, torch.Tensor] | None,
     legal: tuple[torch.Tensor, torch.Tensor],
-    privileged: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """KL(anchor || policy) per row, over the legal actions: ``legal`` is the policy's ``(rows, logp)``
-    of :func:`legal_figures` on the same rows and pairs. The anchor is frozen (no gradient): the
-    divergence pulls the policy back toward the moves the anchor plays, mass it puts on a move the
-    anchor prefers costs little, mass it takes away from one costs much (``anchor_kl_coef``)."""
+    of :func:`legal_figures` on the same rows and ``pairs`` (so both list the pairs in one order). The
+    anchor is frozen (no gradient): the divergence pulls the policy back toward the moves the anchor
+    plays, mass it puts on a move the anchor prefers costs little, mass it takes away from one costs
+    much (``anchor_kl_coef``). The anchor's value is not needed, so it gets no hidden tiles."""
     rows, logp = legal
     with torch.no_grad():
-        h, _ = anchor.features(obs, privileged)
-        anchor_rows, _, anchor_logp = legal_log_probs(anchor, h, mask, pairs)
-    if not torch.equal(anchor_rows, rows):
-        raise ValueError("anchor_kl: the anchor's and the policy's legal pairs differ (give both the same pairs)")
+        h, _ = anchor.features(obs)
+        _, _, anchor_logp = legal_log_probs(anchor, h, mask, pairs)
     terms = anchor_logp.exp() * (anchor_logp - logp)
     return torch.zeros(obs.shape[0], dtype=terms.dtype, device=terms.device).index_add(0, rows, terms)
 

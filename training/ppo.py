@@ -866,7 +866,7 @@ class Trainer:
                 if self.anchor is not None and cfg.anchor_kl_coef > 0:
                     h, values = self.net.features(mb_obs, mb_privileged)
                     logp, entropy, dist = legal_figures(self.net, h, mb_masks, actions[idx], pairs)
-                    kl_to_anchor = anchor_kl(self.anchor, mb_obs, mb_masks, pairs, dist, mb_privileged).mean()
+                    kl_to_anchor = anchor_kl(self.anchor, mb_obs, mb_masks, pairs, dist).mean()
                 else:
                     logp, entropy, values = evaluate_fn(self.net, mb_obs, mb_masks, actions[idx], pairs, mb_privileged)
                 entropy = entropy.mean()

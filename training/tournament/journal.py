@@ -14,7 +14,7 @@ from typing import Any
 
 from burako_env.records import dumps_record, validate_record
 from burako_env.safe_yaml import YamlInputError, load_yaml, short_repr
-from training.duplicate import deal_seed
+from training.duplicate import changed_agent_files, deal_seed
 from training.files import write_text_atomic
 from training.tournament.config import TournamentConfig, TournamentError
 from training.tournament.schedule import Pairing
@@ -87,10 +87,13 @@ def has_games(out: Path) -> bool:
     return any((out / name).is_file() and (out / name).stat().st_size > 0 for name in (RECORDS, FORFEITS))
 
 
-def prepare_folder(config: TournamentConfig, out: Path, fresh: bool) -> None:
+def prepare_folder(
+    config: TournamentConfig, out: Path, fresh: bool, files: Mapping[str, Mapping[str, str | None]]
+) -> None:
     """Refuse to mix games of a different tournament, or to write into a folder that is not a
     tournament's (a training run's, say: its config.yaml would be replaced, or deleted by
-    ``--fresh``). The caller holds the folder's lock; nothing is written before the checks."""
+    ``--fresh``); ``files``: :meth:`TournamentConfig.agent_files`, read once by the caller. The
+    caller holds the folder's lock; nothing is written before the checks."""
     stored_path = out / "config.yaml"
     if stored_path.exists():
         try:
@@ -117,14 +120,19 @@ def prepare_folder(config: TournamentConfig, out: Path, fresh: bool) -> None:
                 f"{out} holds games of a different tournament (game, rules, players, seed or participants differ "
                 f"from {stored_path}); choose another 'out' or pass --fresh to delete them"
             )
-        check_agent_files(config, out)
+        check_agent_files(files, out)
 
 
-def check_agent_files(config: TournamentConfig, out: Path) -> None:
-    """The files the participants' agents read must be those the folder's games were played with:
-    a checkpoint replaced under the same path (a new shipped bot) makes other games."""
-    current = config.agent_files()
+def check_agent_files(current: Mapping[str, Mapping[str, str | None]], out: Path) -> None:
+    """The files the participants' agents read (``current``) must be those the folder's games were
+    played with: a checkpoint replaced under the same path (a new shipped bot) makes other games."""
     path = out / AGENT_FILES
+    if current and not path.exists():
+        raise TournamentError(
+            f"{out} holds games played before a tournament kept the SHA-256 of the files its agents read "
+            f"({AGENT_FILES}), so which checkpoints {sorted(current)} played them cannot be checked; "
+            "pass --fresh to play them again, or choose another 'out'"
+        )
     try:
         stored = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     except (OSError, ValueError) as exc:
@@ -133,22 +141,17 @@ def check_agent_files(config: TournamentConfig, out: Path) -> None:
         raise TournamentError(
             f"{path} is not a map of participants to their files' SHA-256; pass --fresh to play the games again"
         )
-    changed = sorted(
-        f"{name}: {file}"
-        for name in current.keys() | stored.keys()
-        for file in current.get(name, {}).keys() | stored.get(name, {}).keys()
-        if current.get(name, {}).get(file) != stored.get(name, {}).get(file)
-    )
+    changed = changed_agent_files(current, stored)
     if changed:
         raise TournamentError(
-            f"{out} holds games played with other agent files than this run's ({'; '.join(changed)}: "
-            f"{'missing from' if not path.exists() else 'another SHA-256 than in'} {path}); "
-            "choose another 'out' or pass --fresh to delete them"
+            f"{out} holds games played with other agent files than this run's: the SHA-256 of what "
+            f"{', '.join(changed)} read differs from {path}'s (a checkpoint replaced under the same path plays "
+            "other games); choose another 'out' or pass --fresh to delete them"
         )
 
 
-def write_agent_files(config: TournamentConfig, out: Path) -> None:
-    write_text_atomic(out / AGENT_FILES, json.dumps(config.agent_files(), indent=2, sort_keys=True) + "\n")
+def write_agent_files(files: Mapping[str, Mapping[str, str | None]], out: Path) -> None:
+    write_text_atomic(out / AGENT_FILES, json.dumps(files, indent=2, sort_keys=True) + "\n")
 
 
 def check_entry(

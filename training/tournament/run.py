@@ -112,7 +112,8 @@ def _run_locked(
     config: TournamentConfig, out: Path, *, progress: bool, max_games: int | None, fresh: bool
 ) -> TournamentResult:
     """:func:`run_tournament` once it holds the folder's lock."""
-    prepare_folder(config, out, fresh)
+    files = config.agent_files()  # once: the folder's check and its agent_files.json read the same digests
+    prepare_folder(config, out, fresh, files)
     rules = config.game_rules()
     pairings = make_pairings(config)
     jobs = schedule(config, pairings)
@@ -138,7 +139,7 @@ def _run_locked(
         if (out / name).exists():
             drop_unfinished_line(out / name)
     write_text_atomic(out / "config.yaml", yaml.safe_dump(config.to_dict(), sort_keys=False, allow_unicode=True))
-    write_agent_files(config, out)
+    write_agent_files(files, out)
     pending = [job for job in jobs if job.key not in done]
     size = _chunk_size(config, len(pending))
     tasks = [
