@@ -155,26 +155,25 @@ def test_the_anchor_is_the_clone_and_a_resume_before_the_first_update_keeps_it(t
     def stop() -> None:
         raise Stop
 
+    def until_the_first_update(trainer: Trainer) -> dict[str, torch.Tensor]:
+        """Train up to the first PPO update (cloning, the anchor), stop there: the anchor written."""
+        trainer.collect_and_update = stop  # type: ignore[method-assign]
+        with pytest.raises(Stop):
+            trainer.train()
+        trainer.writer.close()
+        trainer.lock.release()
+        return ckpt.load(trainer.run_dir / ANCHOR_FILE)["policy"]["state_dict"]
+
     values = dict(
         run_root=str(tmp_path), bc_teacher="planner", bc_games=4, bc_epochs=1, workers=1, hidden=32, slot_embed=4,
         num_envs=4, eval_every=0, league_baselines=["random"], snapshot_every=0, anchor_kl_coef=0.5,
     )  # fmt: skip
     trainer = Trainer(PPOConfig(**values), progress=False)
     before = copy.deepcopy(trainer.net.state_dict())
-    trainer.collect_and_update = stop  # type: ignore[method-assign]
-    with pytest.raises(Stop):
-        trainer.train()
-    trainer.writer.close()
-    trainer.lock.release()
-    anchor = ckpt.load(trainer.run_dir / ANCHOR_FILE)["policy"]["state_dict"]
+    anchor = until_the_first_update(trainer)
     assert all(torch.equal(anchor[k], v) for k, v in trainer.net.state_dict().items())
     assert not all(torch.equal(anchor[k], v) for k, v in before.items())
     resumed = Trainer(PPOConfig(**values), resume=trainer.run_dir, progress=False)
     assert resumed.update == 0 and resumed.bc_done
-    resumed.collect_and_update = stop  # type: ignore[method-assign]
-    with pytest.raises(Stop):
-        resumed.train()
-    resumed.writer.close()
-    resumed.lock.release()
-    again = ckpt.load(trainer.run_dir / ANCHOR_FILE)["policy"]["state_dict"]
+    again = until_the_first_update(resumed)
     assert all(torch.equal(again[k], v) for k, v in anchor.items())
