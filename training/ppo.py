@@ -102,7 +102,6 @@ from training.network import (
     LegalIndex,
     SnapshotGroups,
     anchor_kl,
-    evaluate_actions,
     evaluate_actions_dense,
     legal_figures,
 )
@@ -832,7 +831,6 @@ class Trainer:
         privileged = torch.from_numpy(batch["privileged"]).to(device) if "privileged" in batch else None
         advantages = torch.from_numpy(np.concatenate(advs)).to(device)
         returns = torch.from_numpy(np.concatenate(rets)).to(device)
-        evaluate_fn = evaluate_actions if cfg.policy_head == "legal" else evaluate_actions_dense
         legal: LegalIndex | None = None
         masks: torch.Tensor | None = None
         packed = batch.get("packed_masks")
@@ -863,12 +861,15 @@ class Trainer:
                     mb_obs = obs[idx]
                 mb_privileged = privileged[idx] if privileged is not None else None
                 kl_to_anchor: torch.Tensor | None = None
-                if self.anchor is not None and cfg.anchor_kl_coef > 0:
+                if cfg.policy_head == "legal":  # evaluate_actions, keeping the legal distribution for the anchor
                     h, values = self.net.features(mb_obs, mb_privileged)
                     logp, entropy, dist = legal_figures(self.net, h, mb_masks, actions[idx], pairs)
-                    kl_to_anchor = anchor_kl(self.anchor, mb_obs, mb_masks, pairs, dist).mean()
+                    if self.anchor is not None and cfg.anchor_kl_coef > 0:
+                        kl_to_anchor = anchor_kl(self.anchor, mb_obs, mb_masks, pairs, dist).mean()
                 else:
-                    logp, entropy, values = evaluate_fn(self.net, mb_obs, mb_masks, actions[idx], pairs, mb_privileged)
+                    logp, entropy, values = evaluate_actions_dense(
+                        self.net, mb_obs, mb_masks, actions[idx], pairs, mb_privileged
+                    )
                 entropy = entropy.mean()
                 log_ratio = logp - old_logp[idx]
                 ratio = log_ratio.exp()
