@@ -12,9 +12,13 @@ objects), so loading one cannot run code. Two kinds share the ``policy`` part:
 | ``config``     | the training config as a dict               | same                           |
 | ``trainer``    | optimiser, RNG states, counters, league     | absent                         |
 | ``trained``    | absent (``trainer`` holds the counters)     | optional: how far it trained   |
+| ``averaged``   | absent                                      | optional: how many policies' mean weights it holds |
 
 An exported policy's ``trained`` part (``update``, ``global_step``,
-``minutes``) is written by the trainer's exports since 2026-12-05.
+``minutes``) is written by the trainer's exports since 2026-12-05. A policy
+that is the mean of several policies' weights (:func:`average_policies`:
+``burako-average``, or a run's ``average_kept_policies``) says how many in
+``averaged``, and carries the newest one's ``trained`` part.
 
 :func:`training_progress` reads how far a file's run had trained from either
 part (a learning curve over kept policies, ``training/checkpoint_curve.py``).
@@ -33,6 +37,7 @@ import math
 import os
 import pickle
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -173,6 +178,9 @@ def check_structure(data: dict[str, Any], source: str) -> None:
             raise CheckpointError(
                 f"{source}: 'trained' must map exactly {sorted(TRAINED_PARTS)} to finite non-negative numbers"
             )
+        averaged = data.get("averaged")
+        if averaged is not None and (not isinstance(averaged, int) or isinstance(averaged, bool) or averaged < 2):
+            raise CheckpointError(f"{source}: 'averaged' must be a whole number of policies >= 2, got {averaged!r}")
         return
     trainer = data.get("trainer")
     if not isinstance(trainer, dict):
@@ -214,6 +222,50 @@ def policy_payload(
     }
     if trained is not None:
         payload["trained"] = dict(trained)
+    return payload
+
+
+def average_policies(payloads: Sequence[dict[str, Any]], sources: Sequence[str]) -> dict[str, Any]:
+    """An exported policy whose weights are the mean of ``payloads``' (loaded exported policies or
+    training checkpoints of one network and one set of rules, ``sources`` naming them for errors).
+    A late run's policies averaged play steadier than its last network alone (docs/training/README.md,
+    "Averaging the late policies"). The result keeps the last payload's config, progress (``trained``)
+    and weight precision; ``averaged`` counts the policies. Nothing is written here."""
+    if len(payloads) != len(sources) or len(payloads) < 2:
+        raise ValueError(f"averaging needs at least two policies, one source each; got {len(payloads)}")
+    last, last_source = payloads[-1], sources[-1]
+    shape, rules = last["policy"]["shape"], last["rules"]
+    weights = last["policy"]["state_dict"]
+    for data, source in zip(payloads, sources, strict=True):
+        if data["policy"]["shape"] != shape:
+            raise CheckpointError(
+                f"{source} holds another network ({data['policy']['shape']}) than {last_source} ({shape}); "
+                "only policies of one network can be averaged"
+            )
+        if data["rules"] != rules:
+            raise CheckpointError(f"{source} was trained on other rules than {last_source}; it cannot be averaged")
+        state = data["policy"]["state_dict"]
+        if set(state) != set(weights) or any(state[k].shape != v.shape for k, v in weights.items()):
+            raise CheckpointError(f"{source}: its weights do not match {last_source}'s names and shapes")
+    mean = {}
+    for name, tensor in weights.items():
+        if tensor.is_floating_point():
+            total = sum(data["policy"]["state_dict"][name].double() for data in payloads)
+            mean[name] = (total / len(payloads)).to(tensor.dtype)
+        else:  # counters (none today): the last policy's
+            mean[name] = tensor.clone()
+    progress = training_progress(last)
+    payload = {
+        "format": POLICY_FORMAT,
+        "version": CHECKPOINT_VERSION,
+        "policy": {"shape": dict(shape), "state_dict": mean},
+        "rules": dict(rules),
+        "config": dict(last["config"]),
+        "averaged": len(payloads),
+    }
+    if progress is not None:
+        payload["trained"] = progress
+    check_structure(payload, "the averaged policy")
     return payload
 
 

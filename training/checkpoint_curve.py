@@ -6,7 +6,8 @@
 Training evaluates against cheap baselines only (``eval_opponents``); an
 opponent that costs minutes a game, a search, is played afterwards on the
 policies the run kept (``keep_policy_every``: ``policies/update_<n>.pt``). Each
-source is a run folder (its ``policies/*.pt`` and ``policy.pt``) or a
+source is a run folder (its ``policies/*.pt`` and its last network:
+``policy.pt``, or ``policy_last.pt`` beside an averaged ``policy.pt``) or a
 checkpoint file (a kept policy, or a training checkpoint such as
 ``checkpoints/latest.pt``). Every file must say how far its run had trained
 (``agents.checkpoint.training_progress``); two files of the same update
@@ -46,7 +47,7 @@ from burako_env.rules import RulesError, load_rules
 from training.curves import plot_learning_curve
 from training.duplicate import AgentSpec
 from training.evaluate import evaluate
-from training.files import check_output_file, file_digest, write_text_atomic
+from training.files import LAST_POLICY_FILE, POLICY_FILE, check_output_file, file_digest, write_text_atomic
 from training.signals import sigterm_as_interrupt
 
 #: what a curve file must match to be continued: the figures of one set of games
@@ -54,12 +55,14 @@ CURVE_KEYS = ("b", "games", "seed", "rules", "num_players")
 
 
 def curve_sources(sources: list[str]) -> list[Path]:
-    """The checkpoint files named by ``sources`` (a run folder stands for its kept policies and ``policy.pt``)."""
+    """The checkpoint files named by ``sources`` (a run folder stands for its kept policies and last network)."""
     files: list[Path] = []
     for source in sources:
         path = Path(source)
         if path.is_dir():
-            found = sorted((path / "policies").glob("*.pt")) + [p for p in [path / "policy.pt"] if p.is_file()]
+            # the run's last network: policy.pt, or policy_last.pt beside an averaged policy.pt
+            last = next((path / n for n in (LAST_POLICY_FILE, POLICY_FILE) if (path / n).is_file()), None)
+            found = sorted((path / "policies").glob("*.pt")) + ([] if last is None else [last])
             if not found:
                 raise ValueError(
                     f"run folder {source} has no kept policies (policies/*.pt: keep_policy_every) nor policy.pt"

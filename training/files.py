@@ -19,6 +19,11 @@ import secrets
 import stat
 from pathlib import Path
 
+#: the policy a run leaves in its folder; with ``average_kept_policies`` the averaged one, and the last
+#: network alone in ``LAST_POLICY_FILE``
+POLICY_FILE = "policy.pt"
+LAST_POLICY_FILE = "policy_last.pt"
+
 
 def check_output_file(path: str | Path, what: str) -> Path:
     """``path`` as a :class:`Path`, if a file can be written there: not a folder, in an

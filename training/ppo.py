@@ -93,7 +93,7 @@ from training.cloning import behaviour_clone
 from training.config_fields import check_dataclass_fields
 from training.engine_rollout import EngineRollout, hand_reward
 from training.evaluate import AgentSpec, evaluate
-from training.files import check_output_file
+from training.files import LAST_POLICY_FILE, POLICY_FILE, check_output_file
 from training.games import check_agent_game, game_and_rules
 from training.league import League
 from training.locks import folder_lock
@@ -259,6 +259,11 @@ class PPOConfig:
     keep_policy_every: int = 0
     """Also export the policy (float16, ~3 MB) to ``policies/update_<n>.pt`` every this many updates (0:
     never): a learning curve against opponents too costly to play during training (``burako-curve``)."""
+    average_kept_policies: int = 0
+    """When > 0, the run's ``policy.pt`` is the mean of the weights of its last network and of the last this
+    many policies it kept (``keep_policy_every``), and the last network alone is ``policy_last.pt``: the
+    late policies averaged play steadier than any one of them (docs/training/README.md, "Averaging the late
+    policies"). A run that kept fewer averages those it has."""
     workers: int = 2
     """Processes for generating behaviour-cloning games."""
     torch_threads: int = 2
@@ -376,7 +381,7 @@ class PPOConfig:
                 problems.append(f"{name} must be > 0, got {getattr(self, name)}")
         for name in (
             "snapshot_every", "eval_every", "max_snapshots", "bc_games", "bc_epochs", "bc_holdout_games",
-            "keep_policy_every",
+            "keep_policy_every", "average_kept_policies",
         ):  # fmt: skip
             if getattr(self, name) < 0:
                 problems.append(f"{name} must be >= 0, got {getattr(self, name)}")
@@ -411,6 +416,8 @@ class PPOConfig:
                 "anchor_kl_coef needs a warm start to stay near (bc_teacher or init_checkpoint): "
                 "a network at random is no anchor"
             )
+        if self.average_kept_policies > 0 and self.keep_policy_every <= 0:
+            problems.append("average_kept_policies needs keep_policy_every > 0: it averages the policies the run keeps")
         if self.anchor_kl_coef > 0 and self.policy_head != "legal":
             problems.append(f"anchor_kl_coef needs policy_head: legal, not {self.policy_head!r}")
         if not isinstance(self.device, str) or not (
@@ -991,6 +998,29 @@ class Trainer:
         payload = ckpt.policy_payload(self.net, self.rules, self.cfg.to_dict(), half=half, trained=trained)
         return ckpt.save(payload, path)
 
+    def export_final_policy(self) -> Path:
+        """``policy.pt``: the last network, or with ``average_kept_policies`` the mean of it and the last
+        kept policies (the last network alone then in ``policy_last.pt``)."""
+        count = self.cfg.average_kept_policies
+        if not count:
+            return self.export_policy(self.run_dir / POLICY_FILE)
+        last_path = self.export_policy(self.run_dir / LAST_POLICY_FILE)
+        kept: list[tuple[int, Path, dict[str, Any]]] = []
+        for kept_path in (self.run_dir / "policies").glob("update_*.pt"):
+            data = ckpt.load(kept_path)
+            progress = ckpt.training_progress(data)
+            # the last update's own kept file is the last network; a file beyond it is another run's
+            if progress is not None and progress["update"] < self.update:
+                kept.append((progress["update"], kept_path, data))
+        chosen = sorted(kept, key=lambda item: item[0])[-count:]
+        if len(chosen) < count:
+            print(f"average_kept_policies: {count} wanted, the run kept {len(chosen)}", file=sys.stderr)
+        payloads = [data for _, _, data in chosen] + [ckpt.load(last_path)]
+        if len(payloads) == 1:
+            return ckpt.save(payloads[0], self.run_dir / POLICY_FILE)
+        sources = [str(p) for _, p, _ in chosen] + [str(last_path)]
+        return ckpt.save(ckpt.average_policies(payloads, sources), self.run_dir / POLICY_FILE)
+
     # ------------------------------------------------------------------ the anchor
     @property
     def uses_anchor(self) -> bool:
@@ -1118,7 +1148,7 @@ class Trainer:
             print(_format_eval(self.evaluate_now()), file=sys.stderr)
         self.save_checkpoint()
         self.save_checkpoint("final.pt")
-        path = self.export_policy(self.run_dir / "policy.pt")
+        path = self.export_final_policy()
         from training.curves import plot_learning_curve
 
         plot_learning_curve(self.eval_history, self.run_dir / "learning_curve.png", title=self.run_dir.name)
