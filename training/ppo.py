@@ -57,7 +57,9 @@ interval over duplicate deal pairs), ``league/size``; hyper-parameters as a
 text table. Checkpoints (``checkpoints/latest.pt``, every
 ``checkpoint_every`` updates, and ``final.pt``) hold everything needed to
 resume; ``policy.pt`` is the small exported policy that
-:class:`agents.policy.PolicyAgent` plays.
+:class:`agents.policy.PolicyAgent` plays (with ``average_kept_policies``, the
+mean of the last network and the last kept policies; the last network alone
+is then ``policy_last.pt``).
 """
 
 from __future__ import annotations
