@@ -18,7 +18,7 @@ An exported policy's ``trained`` part (``update``, ``global_step``,
 ``minutes``) is written by the trainer's exports since 2026-12-05. A policy
 that is the mean of several policies' weights (:func:`average_policies`:
 ``burako-average``, or a run's ``average_kept_policies``) says how many in
-``averaged``, and carries the newest one's ``trained`` part.
+``averaged``, and carries the last (furthest-trained) one's ``trained`` part.
 
 :func:`training_progress` reads how far a file's run had trained from either
 part (a learning curve over kept policies, ``training/checkpoint_curve.py``).
@@ -227,26 +227,37 @@ def policy_payload(
 
 def average_policies(payloads: Sequence[dict[str, Any]], sources: Sequence[str]) -> dict[str, Any]:
     """An exported policy whose weights are the mean of ``payloads``' (loaded exported policies or
-    training checkpoints of one network and one set of rules, ``sources`` naming them for errors).
-    A late run's policies averaged play steadier than its last network alone (docs/training/README.md,
-    "Averaging the late policies"). The result keeps the last payload's config, progress (``trained``)
-    and weight precision; ``averaged`` counts the policies. Nothing is written here."""
-    if len(payloads) != len(sources) or len(payloads) < 2:
-        raise ValueError(f"averaging needs at least two policies, one source each; got {len(payloads)}")
+    training checkpoints of one network and one set of rules, ``sources`` naming them for errors; the
+    furthest trained last). The mean of a run's late policies played steadier than its last network
+    in the one run measured (docs/training/README.md, "Averaging the late policies"). The result keeps
+    the last payload's config, progress (``trained``) and weight precision; ``averaged`` counts the
+    policies. Nothing is written here."""
+    if len(payloads) != len(sources):
+        raise ValueError(f"{len(payloads)} policies but {len(sources)} sources to name them")
+    if len(payloads) < 2:
+        raise ValueError(f"averaging needs at least two policies, got {len(payloads)}")
     last, last_source = payloads[-1], sources[-1]
-    shape, rules = last["policy"]["shape"], last["rules"]
+    shape, rules = policy_description(last, last_source)
     weights = last["policy"]["state_dict"]
+    progress = training_progress(last)
     for data, source in zip(payloads, sources, strict=True):
-        if data["policy"]["shape"] != shape:
+        other_shape, other_rules = policy_description(data, source)
+        if other_shape != shape:
             raise CheckpointError(
-                f"{source} holds another network ({data['policy']['shape']}) than {last_source} ({shape}); "
+                f"{source} holds another network ({other_shape}) than {last_source} ({shape}); "
                 "only policies of one network can be averaged"
             )
-        if data["rules"] != rules:
+        if other_rules != rules:
             raise CheckpointError(f"{source} was trained on other rules than {last_source}; it cannot be averaged")
         state = data["policy"]["state_dict"]
         if set(state) != set(weights) or any(state[k].shape != v.shape for k, v in weights.items()):
             raise CheckpointError(f"{source}: its weights do not match {last_source}'s names and shapes")
+        further = training_progress(data)
+        if progress is not None and further is not None and further["global_step"] > progress["global_step"]:
+            raise CheckpointError(
+                f"{source} trained further than {last_source}, the last given (whose progress and config the "
+                "mean keeps): give the furthest-trained policy last"
+            )
     mean = {}
     for name, tensor in weights.items():
         if tensor.is_floating_point():
@@ -254,12 +265,11 @@ def average_policies(payloads: Sequence[dict[str, Any]], sources: Sequence[str])
             mean[name] = (total / len(payloads)).to(tensor.dtype)
         else:  # counters (none today): the last policy's
             mean[name] = tensor.clone()
-    progress = training_progress(last)
     payload = {
         "format": POLICY_FORMAT,
         "version": CHECKPOINT_VERSION,
-        "policy": {"shape": dict(shape), "state_dict": mean},
-        "rules": dict(rules),
+        "policy": {"shape": dict(last["policy"]["shape"]), "state_dict": mean},
+        "rules": dict(last["rules"]),
         "config": dict(last["config"]),
         "averaged": len(payloads),
     }
@@ -280,13 +290,20 @@ def training_progress(data: dict[str, Any]) -> dict[str, int | float] | None:
     return None if trained is None else dict(trained)
 
 
-def build_policy(data: dict[str, Any], source: str = "checkpoint") -> tuple[PolicyNet, Rules | RummyRules]:
-    """Rebuild the network (float32, eval mode) and the rules it was trained on."""
+def policy_description(data: dict[str, Any], source: str = "checkpoint") -> tuple[NetworkShape, Rules | RummyRules]:
+    """The network shape and the rules a checkpoint was trained on, as objects: two files compare equal
+    whether or not they spell out the fields added since (defaults)."""
     try:
         shape = NetworkShape(**data["policy"]["shape"])
         rules: Rules | RummyRules = (load_rummy_rules if shape.game == "rummy" else load_rules)(data["rules"])
     except (TypeError, KeyError, RulesError) as exc:
         raise CheckpointError(f"{source}: malformed policy description: {exc}") from exc
+    return shape, rules
+
+
+def build_policy(data: dict[str, Any], source: str = "checkpoint") -> tuple[PolicyNet, Rules | RummyRules]:
+    """Rebuild the network (float32, eval mode) and the rules it was trained on."""
+    shape, rules = policy_description(data, source)
     try:
         net = PolicyNet(shape, rules)
     except ValueError as exc:

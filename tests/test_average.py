@@ -3,14 +3,16 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
 
 from agents import checkpoint as ckpt
 from agents.registry import make_agent
-from training import average, checkpoint_curve
+from training import average, checkpoint_curve, ppo
 from training.ppo import PPOConfig, Trainer, load_config
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,14 +59,49 @@ def test_a_run_averages_its_last_network_with_its_last_kept_policies(run_dir: Pa
 def test_the_curve_of_an_averaging_run_ends_at_its_last_network(run_dir: Path) -> None:
     files = checkpoint_curve.curve_sources([str(run_dir)])
     assert run_dir / "policy_last.pt" in files and run_dir / "policy.pt" not in files
+    with pytest.raises(ValueError, match=r"policy\.pt is the mean of 3 policies, not one update.s network"):
+        checkpoint_curve.curve_points([*files, run_dir / "policy.pt"])
 
 
-def test_fewer_kept_policies_than_asked_average_those_there_are(tmp_path: Path) -> None:
-    values = smoke_values(tmp_path, keep_policy_every=2, average_kept_policies=5)
-    trainer = Trainer(PPOConfig(**values), progress=False)
-    trainer.train()
-    assert trainer.update == 3
-    assert ckpt.load(trainer.run_dir / "policy.pt")["averaged"] == 2  # update 2's kept policy and the last network
+def test_fewer_kept_policies_than_asked_average_those_there_are_and_export_copies_the_mean(tmp_path: Path) -> None:
+    sets = {"run_root": str(tmp_path), "total_steps": 2500, "bc_teacher": "null", "eval_every": 0, "num_envs": 8}
+    sets.update(keep_policy_every=2, average_kept_policies=5)
+    export = tmp_path / "exported.pt"
+    argv = ["--config", str(SMOKE), "--no-progress", "--export", str(export)]
+    assert ppo.main(argv + [arg for k, v in sets.items() for arg in ("--set", f"{k}={v}")]) == 0
+    (run,) = tmp_path.glob("burako2p__*")
+    assert ckpt.load(run / "policy.pt")["averaged"] == 2  # update 2's kept policy and the last network (update 3)
+    exported = ckpt.load(export)
+    assert exported["averaged"] == 2 and exported["trained"]["update"] == 3
+    assert all(torch.equal(exported["policy"]["state_dict"][k], v) for k, v in weights(run / "policy.pt").items())
+
+
+def test_a_resumed_end_averages_only_this_runs_kept_policies_and_forgets_an_old_last_network(
+    run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = tmp_path / run_dir.name
+    shutil.copytree(run_dir, run)
+    values = smoke_values(tmp_path, keep_policy_every=1, average_kept_policies=2, eval_games=2)
+    values["eval_opponents"] = ["random"]
+
+    def end_again(**changes: object) -> dict[str, Any]:
+        trainer = Trainer(PPOConfig(**{**values, **changes}), resume=run, progress=False)
+        trainer.train()  # the run is done: it only writes its outputs again
+        assert trainer.update == 3
+        return ckpt.load(run / "policy.pt")
+
+    kept = run / "policies"
+    shutil.copyfile(kept / "update_000001.pt", kept / "update_000009.pt")  # left past the end: not averaged
+    assert end_again()["averaged"] == 3
+    shutil.copyfile(kept / "update_000001.pt", kept / "update_000002.pt")  # not this run's policy at update 2
+    capsys.readouterr()
+    data = end_again()
+    assert "averaged" not in data and "update_000002.pt is not this run's policy at update 2" in capsys.readouterr().err
+    last = weights(run / "policy_last.pt")
+    assert all(torch.equal(data["policy"]["state_dict"][k], v) for k, v in last.items())
+    data = end_again(average_kept_policies=0)
+    assert "averaged" not in data and not (run / "policy_last.pt").exists()
+    assert all(torch.equal(data["policy"]["state_dict"][k], v) for k, v in last.items())
 
 
 def test_burako_average_writes_the_mean(run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -76,8 +113,9 @@ def test_burako_average_writes_the_mean(run_dir: Path, tmp_path: Path, capsys: p
     first, final = weights(sources[0]), weights(sources[1])
     assert data["averaged"] == 2 and data["format"] == ckpt.POLICY_FORMAT
     # the training checkpoint is last: its float32 precision is the output's
-    name = next(iter(final))
-    assert torch.equal(data["policy"]["state_dict"][name], ((first[name].double() + final[name].double()) / 2).float())
+    for name, tensor in data["policy"]["state_dict"].items():
+        assert tensor.dtype == torch.float32
+        assert torch.equal(tensor, ((first[name].double() + final[name].double()) / 2).float()), name
 
 
 def test_bad_averaging_requests_are_refused_and_write_nothing(
@@ -93,21 +131,29 @@ def test_bad_averaging_requests_are_refused_and_write_nothing(
     data = ckpt.load(run_dir / "policy_last.pt")
     data["rules"] = {**data["rules"], "hand_size": 9}
     ckpt.save(data, rules)
+    names = tmp_path / "names.pt"
+    data = ckpt.load(run_dir / "policy_last.pt")
+    data["policy"]["state_dict"]["extra"] = torch.zeros(2)
+    ckpt.save(data, names)
     corrupt = tmp_path / "corrupt.pt"
     corrupt.write_bytes(b"not a checkpoint")
+    final = str(run_dir / "checkpoints" / "final.pt")
     cases = {
         "at least two policies": [kept],
         "is one of the sources": [kept, str(out)],
         "another network": [kept, str(other)],
         "other rules": [kept, str(rules)],
+        "do not match": [kept, str(names)],
         "cannot be read": [kept, str(corrupt)],
+        "does not exist": [kept, str(tmp_path / "missing.pt")],
+        "give the furthest-trained policy last": [final, kept],
     }
+    out.write_bytes(b"an earlier file")
     for why, sources in cases.items():
-        target = sources[-1] if why == "is one of the sources" else str(out)
         with pytest.raises(SystemExit):
-            average.main([*sources, "--out", target])
+            average.main([*sources, "--out", str(out)])
         assert why in capsys.readouterr().err
-        assert not out.exists()
+        assert out.read_bytes() == b"an earlier file"
 
 
 def test_a_malformed_averaged_part_is_refused(run_dir: Path, tmp_path: Path) -> None:

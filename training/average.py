@@ -1,15 +1,16 @@
 """The mean of several policies' weights, as one policy file (``burako-average``).
 
-    burako-average --out averaged.pt runs/<run>/policies/update_0017*.pt runs/<run>/policy_last.pt
+    burako-average --out averaged.pt runs/<run>/policies/update_0017*.pt runs/<run>/policy.pt
 
 Late in a run, consecutive policies differ by the noise of the last updates
-as much as by what they learned; their mean weights play steadier than the
-last network alone (docs/training/README.md, "Averaging the late policies").
+as much as by what they learned; in the one run measured, their mean weights
+played steadier than its last network alone (docs/training/README.md,
+"Averaging the late policies").
 A run does this itself with ``average_kept_policies`` (its ``policy.pt``);
 this command does it for any files: exported policies or training
-checkpoints of one network and one set of rules (anything else is refused
-before a file is written). The output keeps the last source's config,
-progress and weight precision, and says how many policies it averages
+checkpoints of one network and one set of rules, the furthest trained last
+(anything else is refused before a file is written). The output keeps the
+last source's config, progress and weight precision, and says how many policies it averages
 (``averaged``); every policy agent plays it as any other.
 """
 
@@ -27,7 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="burako-average",
         description="Write one policy whose weights are the mean of the given policies' (same network, same rules).",
     )
-    parser.add_argument("sources", nargs="+", help="policy files or training checkpoints, the newest last")
+    parser.add_argument("sources", nargs="+", help="policy files or training checkpoints, the furthest trained last")
     parser.add_argument("--out", required=True, help="the policy file to write (not one of the sources)")
     return parser
 
@@ -40,6 +41,8 @@ def main(argv: list[str] | None = None) -> int:
         sources = [Path(s) for s in args.sources]
         if len(sources) < 2:
             raise ValueError(f"give at least two policies to average, got {len(sources)}")
+        if out.exists() and not out.is_file():
+            raise ValueError(f"--out {args.out} is not a regular file; the policy is written to a file")
         if out.resolve() in {s.resolve() for s in sources}:
             raise ValueError(f"--out {args.out} is one of the sources; write the mean to another file")
         payload = ckpt.average_policies([ckpt.load(s) for s in sources], [str(s) for s in sources])

@@ -65,7 +65,8 @@ def curve_sources(sources: list[str]) -> list[Path]:
             found = sorted((path / "policies").glob("*.pt")) + ([] if last is None else [last])
             if not found:
                 raise ValueError(
-                    f"run folder {source} has no kept policies (policies/*.pt: keep_policy_every) nor policy.pt"
+                    f"run folder {source} has no kept policies (policies/*.pt: keep_policy_every) nor policy.pt "
+                    "nor policy_last.pt"
                 )
             files.extend(found)
         elif path.is_file():
@@ -76,11 +77,18 @@ def curve_sources(sources: list[str]) -> list[Path]:
 
 
 def curve_points(files: list[Path]) -> list[dict[str, Any]]:
-    """One point per update (a policy kept at the run's last update and its ``policy.pt`` count once),
-    ordered by training decisions: ``checkpoint``, ``update``, ``step``, ``minutes``."""
+    """One point per update (a policy kept at the run's last update and its last network count once),
+    ordered by training decisions: ``checkpoint``, ``update``, ``step``, ``minutes``. An averaged policy
+    is refused: it carries its last network's progress but is not the network of any one update."""
     points: dict[tuple[int, int], dict[str, Any]] = {}
     for path in files:
-        progress = ckpt.training_progress(ckpt.load(path))
+        data = ckpt.load(path)
+        if "averaged" in data:
+            raise ValueError(
+                f"{path} is the mean of {data['averaged']} policies, not one update's network: no point of a "
+                "learning curve (play it with burako-eval; a run folder's last network is its policy_last.pt)"
+            )
+        progress = ckpt.training_progress(data)
         if progress is None:
             raise ValueError(
                 f"{path} does not say how far its run had trained (a policy exported before 2026-12-05 or by "

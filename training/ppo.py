@@ -263,9 +263,10 @@ class PPOConfig:
     never): a learning curve against opponents too costly to play during training (``burako-curve``)."""
     average_kept_policies: int = 0
     """When > 0, the run's ``policy.pt`` is the mean of the weights of its last network and of the last this
-    many policies it kept (``keep_policy_every``), and the last network alone is ``policy_last.pt``: the
-    late policies averaged play steadier than any one of them (docs/training/README.md, "Averaging the late
-    policies"). A run that kept fewer averages those it has."""
+    many policies it kept (``keep_policy_every``) before its last update, and the last network alone is
+    ``policy_last.pt``: in the one run measured, the late policies averaged played steadier than its last
+    network (docs/training/README.md, "Averaging the late policies"). A run that kept fewer averages those
+    it has."""
     workers: int = 2
     """Processes for generating behaviour-cloning games."""
     torch_threads: int = 2
@@ -1001,27 +1002,40 @@ class Trainer:
         return ckpt.save(payload, path)
 
     def export_final_policy(self) -> Path:
-        """``policy.pt``: the last network, or with ``average_kept_policies`` the mean of it and the last
-        kept policies (the last network alone then in ``policy_last.pt``)."""
+        """``policy.pt``: the last network, or with ``average_kept_policies`` the mean of it and the policies
+        kept before it (the last network alone then in ``policy_last.pt``). A kept file that cannot be read,
+        or is not this run's at its update, leaves ``policy.pt`` the last network, with a warning."""
         count = self.cfg.average_kept_policies
+        last_path = self.run_dir / LAST_POLICY_FILE
         if not count:
+            last_path.unlink(missing_ok=True)  # an earlier averaging end of this run: not its last network now
             return self.export_policy(self.run_dir / POLICY_FILE)
-        last_path = self.export_policy(self.run_dir / LAST_POLICY_FILE)
-        kept: list[tuple[int, Path, dict[str, Any]]] = []
-        for kept_path in (self.run_dir / "policies").glob("update_*.pt"):
-            data = ckpt.load(kept_path)
-            progress = ckpt.training_progress(data)
-            # the last update's own kept file is the last network; a file beyond it is another run's
-            if progress is not None and progress["update"] < self.update:
-                kept.append((progress["update"], kept_path, data))
-        chosen = sorted(kept, key=lambda item: item[0])[-count:]
-        if len(chosen) < count:
-            print(f"average_kept_policies: {count} wanted, the run kept {len(chosen)}", file=sys.stderr)
-        payloads = [data for _, _, data in chosen] + [ckpt.load(last_path)]
-        if len(payloads) == 1:
-            return ckpt.save(payloads[0], self.run_dir / POLICY_FILE)
-        sources = [str(p) for _, p, _ in chosen] + [str(last_path)]
-        return ckpt.save(ckpt.average_policies(payloads, sources), self.run_dir / POLICY_FILE)
+        self.export_policy(last_path)
+        last = ckpt.load(last_path)
+        # kept before the last update (its own kept file is the last network); a file past it was left by
+        # updates a resume replayed, and is not averaged
+        updates = sorted(
+            int(match.group(1))
+            for path in (self.run_dir / "policies").glob("update_*.pt")
+            if (match := re.fullmatch(r"update_(\d+)\.pt", path.name)) and int(match.group(1)) < self.update
+        )[-count:]
+        if len(updates) < count:
+            print(f"average_kept_policies: {count} wanted, the run kept {len(updates)}", file=sys.stderr)
+        payloads, sources = [], []
+        try:
+            for update in updates:
+                path = self.run_dir / "policies" / f"update_{update:06d}.pt"
+                data = ckpt.load(path)
+                progress = ckpt.training_progress(data)
+                if progress is None or progress["update"] != update or progress["global_step"] > self.global_step:
+                    raise ckpt.CheckpointError(f"{path} is not this run's policy at update {update}")
+                payloads.append(data)
+                sources.append(str(path))
+            averaged = ckpt.average_policies([*payloads, last], [*sources, str(last_path)]) if payloads else last
+        except ckpt.CheckpointError as exc:
+            print(f"average_kept_policies: {exc}; policy.pt is the last network alone", file=sys.stderr)
+            averaged = last
+        return ckpt.save(averaged, self.run_dir / POLICY_FILE)
 
     # ------------------------------------------------------------------ the anchor
     @property
@@ -1199,7 +1213,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config field")
     parser.add_argument("--seed", type=int, metavar="N", help="the run's seed (the same as --set seed=N)")
     parser.add_argument("--resume", metavar="RUN_DIR_OR_CHECKPOINT", help="continue a run from its latest checkpoint")
-    parser.add_argument("--export", metavar="PATH", help="also copy the final policy here (float16)")
+    parser.add_argument(
+        "--export", metavar="PATH", help="also copy the run's policy.pt here (with average_kept_policies, the mean)"
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser
 
@@ -1244,9 +1260,8 @@ def main(argv: list[str] | None = None) -> int:
             said = f"no checkpoint was written yet, so there is nothing to resume: {trainer.run_dir} can be deleted"
         print(f"\nstopped at update {trainer.update}; {said}", file=sys.stderr)
         return 130
-    if args.export:
-        trainer.export_policy(args.export)
-        policy = Path(args.export)
+    if args.export:  # the run's policy.pt as it is (averaged with average_kept_policies)
+        policy = ckpt.save(ckpt.load(policy), args.export)
     print(format_eval_table(trainer.eval_history[-1]))
     print(f"policy: {policy}")
     print(f"learning curve: {trainer.run_dir / 'learning_curve.png'}")
