@@ -47,7 +47,14 @@ from burako_env.rules import RulesError, load_rules
 from training.curves import plot_learning_curve
 from training.duplicate import AgentSpec
 from training.evaluate import evaluate
-from training.files import LAST_POLICY_FILE, POLICY_FILE, check_output_file, file_digest, write_text_atomic
+from training.files import (
+    KEPT_POLICIES,
+    LAST_POLICY_FILE,
+    POLICY_FILE,
+    check_output_file,
+    file_digest,
+    write_text_atomic,
+)
 from training.signals import sigterm_as_interrupt
 
 #: what a curve file must match to be continued: the figures of one set of games
@@ -62,7 +69,7 @@ def curve_sources(sources: list[str]) -> list[Path]:
         if path.is_dir():
             # the run's last network: policy.pt, or policy_last.pt beside an averaged policy.pt
             last = next((path / n for n in (LAST_POLICY_FILE, POLICY_FILE) if (path / n).is_file()), None)
-            found = sorted((path / "policies").glob("*.pt")) + ([] if last is None else [last])
+            found = sorted((path / KEPT_POLICIES).glob("*.pt")) + ([] if last is None else [last])
             if not found:
                 raise ValueError(
                     f"run folder {source} has no kept policies (policies/*.pt: keep_policy_every) nor policy.pt "

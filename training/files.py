@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import secrets
 import stat
 from pathlib import Path
@@ -23,6 +24,19 @@ from pathlib import Path
 #: network alone in ``LAST_POLICY_FILE``
 POLICY_FILE = "policy.pt"
 LAST_POLICY_FILE = "policy_last.pt"
+#: the folder of the policies a run keeps (``keep_policy_every``), one file per update
+KEPT_POLICIES = "policies"
+
+
+def kept_policy_path(run_dir: Path, update: int) -> Path:
+    """Where a run keeps its policy of ``update``."""
+    return run_dir / KEPT_POLICIES / f"update_{update:06d}.pt"
+
+
+def kept_policy_updates(run_dir: Path) -> list[int]:
+    """The updates whose policies ``run_dir`` keeps, ascending (by file name; other files are ignored)."""
+    names = (path.name for path in (run_dir / KEPT_POLICIES).glob("update_*.pt"))
+    return sorted(int(m.group(1)) for name in names if (m := re.fullmatch(r"update_(\d+)\.pt", name)))
 
 
 def check_output_file(path: str | Path, what: str) -> Path:

@@ -95,7 +95,7 @@ from training.cloning import behaviour_clone
 from training.config_fields import check_dataclass_fields
 from training.engine_rollout import EngineRollout, hand_reward
 from training.evaluate import AgentSpec, evaluate
-from training.files import LAST_POLICY_FILE, POLICY_FILE, check_output_file
+from training.files import LAST_POLICY_FILE, POLICY_FILE, check_output_file, kept_policy_path, kept_policy_updates
 from training.games import check_agent_game, game_and_rules
 from training.league import League
 from training.locks import folder_lock
@@ -995,11 +995,15 @@ class Trainer:
         """Everything needed to resume, in ``checkpoints/<name>`` (training/resume.py)."""
         return save_checkpoint(self, name)
 
-    def export_policy(self, path: str | Path, half: bool = True) -> Path:
-        """The small file PolicyAgent plays (weights in float16 by default), with how far it had trained."""
+    def policy_export(self, half: bool = True) -> dict[str, Any]:
+        """The small file's contents PolicyAgent plays (weights in float16 by default), with how far it had
+        trained."""
         trained = {"update": self.update, "global_step": self.global_step, "minutes": self.elapsed() / 60}
-        payload = ckpt.policy_payload(self.net, self.rules, self.cfg.to_dict(), half=half, trained=trained)
-        return ckpt.save(payload, path)
+        return ckpt.policy_payload(self.net, self.rules, self.cfg.to_dict(), half=half, trained=trained)
+
+    def export_policy(self, path: str | Path, half: bool = True) -> Path:
+        """:meth:`policy_export` written to ``path``."""
+        return ckpt.save(self.policy_export(half), path)
 
     def export_final_policy(self) -> Path:
         """``policy.pt``: the last network, or with ``average_kept_policies`` the mean of it and the policies
@@ -1010,21 +1014,17 @@ class Trainer:
         if not count:
             last_path.unlink(missing_ok=True)  # an earlier averaging end of this run: not its last network now
             return self.export_policy(self.run_dir / POLICY_FILE)
-        self.export_policy(last_path)
-        last = ckpt.load(last_path)
+        last = self.policy_export()
+        ckpt.save(last, last_path)
         # kept before the last update (its own kept file is the last network); a file past it was left by
         # updates a resume replayed, and is not averaged
-        updates = sorted(
-            int(match.group(1))
-            for path in (self.run_dir / "policies").glob("update_*.pt")
-            if (match := re.fullmatch(r"update_(\d+)\.pt", path.name)) and int(match.group(1)) < self.update
-        )[-count:]
+        updates = [update for update in kept_policy_updates(self.run_dir) if update < self.update][-count:]
         if len(updates) < count:
             print(f"average_kept_policies: {count} wanted, the run kept {len(updates)}", file=sys.stderr)
         payloads, sources = [], []
         try:
             for update in updates:
-                path = self.run_dir / "policies" / f"update_{update:06d}.pt"
+                path = kept_policy_path(self.run_dir, update)
                 data = ckpt.load(path)
                 progress = ckpt.training_progress(data)
                 if progress is None or progress["update"] != update or progress["global_step"] > self.global_step:
@@ -1158,7 +1158,7 @@ class Trainer:
             if self.update % cfg.checkpoint_every == 0:
                 self.save_checkpoint()
             if cfg.keep_policy_every and self.update % cfg.keep_policy_every == 0:
-                self.export_policy(self.run_dir / "policies" / f"update_{self.update:06d}.pt")
+                self.export_policy(kept_policy_path(self.run_dir, self.update))
         bar.close()
         if not self.eval_history or self.eval_history[-1]["update"] != self.update:
             print(_format_eval(self.evaluate_now()), file=sys.stderr)
