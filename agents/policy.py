@@ -26,7 +26,7 @@ from agents.network import GAME_ACTIONS, PolicyNet, masked_logits
 from burako_env.observation import layout_id
 from burako_env.rules import Rules, load_rules
 
-#: the reference bot trained by configs/ppo_selfplay.yaml, shipped with the package
+#: the shipped bot, trained by configs/ppo_reference.yaml (docs/training/README.md, "The shipped bot's run")
 DEFAULT_CHECKPOINT = Path(__file__).resolve().parent / "checkpoints" / "burako_ppo.pt"
 
 
