@@ -222,6 +222,7 @@ def test_training_set_values_are_checked_against_the_field_types(capsys: pytest.
         ("eval_opponents=[planner, nobody]", "unknown agent"),
         ("learning_rate=-1e-3", "learning_rate must be > 0"),
         ("gamma=1.5", r"gamma must be in \[0, 1\]"),
+        ("max_updates=0", "max_updates must be > 0 or null, got 0"),
         ("exp_name=../../etc", "exp_name must be"),
     ):
         with pytest.raises(ValueError, match=message):

@@ -139,6 +139,8 @@ class PPOConfig:
     """Learner decisions (stored, non-forced) to train on."""
     max_minutes: float | None = None
     """Wall-clock budget in minutes over all resumed parts of the run; stops after the update that crosses it."""
+    max_updates: int | None = None
+    """PPO updates over all resumed parts of the run (None: no bound); unlike the clock, a rerun repeats it."""
     num_envs: int = 64
     """Games played side by side in the rollout."""
     batch_size: int = 8192
@@ -334,7 +336,7 @@ class PPOConfig:
             value = getattr(self, name)
             if value is not None and not 0 <= value <= 1:
                 problems.append(f"{name} must be in [0, 1], got {value}")
-        for name in ("target_kl", "max_minutes"):
+        for name in ("target_kl", "max_minutes", "max_updates"):
             value = getattr(self, name)
             if value is not None and value <= 0:
                 problems.append(f"{name} must be > 0 or null, got {value}")
@@ -1086,8 +1088,11 @@ class Trainer:
             group["lr"] = lr
         return lr
 
-    def _out_of_time(self) -> bool:
-        return self.cfg.max_minutes is not None and self.elapsed() >= 60 * self.cfg.max_minutes
+    def _out_of_budget(self) -> bool:
+        """Whether the clock or the update count ends the run (``total_steps`` is the loop's own bound)."""
+        cfg = self.cfg
+        out_of_time = cfg.max_minutes is not None and self.elapsed() >= 60 * cfg.max_minutes
+        return out_of_time or (cfg.max_updates is not None and self.update >= cfg.max_updates)
 
     def train(self) -> Path:
         """Run (or continue) the training; returns the exported policy's path."""
@@ -1113,7 +1118,7 @@ class Trainer:
         bar = tqdm(
             total=cfg.total_steps, initial=min(self.global_step, cfg.total_steps), unit="dec", disable=not self.progress
         )
-        while self.global_step < cfg.total_steps and not self._out_of_time():
+        while self.global_step < cfg.total_steps and not self._out_of_budget():
             self._apply_schedules()
             lr = self._set_learning_rate()
             stats, rollout_seconds, update_seconds = self.collect_and_update()
