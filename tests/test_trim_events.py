@@ -1,0 +1,49 @@
+"""The docs' trimmed TensorBoard file: every scalar but the league's per-snapshot curves, point for point."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+from torch.utils.tensorboard import SummaryWriter
+
+from training.trim_events import main, trim_events
+
+
+def scalars(folder: Path) -> dict[str, list[tuple[int, float]]]:
+    events = EventAccumulator(str(folder), size_guidance={"scalars": 0})
+    events.Reload()
+    return {tag: [(p.step, p.value) for p in events.Scalars(tag)] for tag in events.Tags()["scalars"]}
+
+
+def test_trimming_drops_the_per_snapshot_curves_and_keeps_every_other_point(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    writer = SummaryWriter(str(run))
+    for step in range(0, 3000, 100):  # more points than TensorBoard's default sample of a tag
+        writer.add_scalar("charts/SPS", step / 10, step)
+        writer.add_scalar("league/p_planner", 0.6, step)
+        writer.add_scalar("league/p_snapshot_10", 0.1, step)
+        writer.add_scalar("league/winrate_snapshot_10", 0.5, step)
+    writer.add_scalar("eval/winrate_vs_planner", 0.7, 2900)
+    writer.close()
+    counts = trim_events(run, tmp_path / "trimmed")
+    assert counts == {"charts/SPS": 30, "eval/winrate_vs_planner": 1, "league/p_planner": 30}
+    before, after = scalars(run), scalars(tmp_path / "trimmed")
+    assert after == {tag: before[tag] for tag in counts}
+    assert len(list(run.glob("events.out.tfevents.*"))) == 1  # the run folder is not written to
+
+
+def test_trimming_refuses_a_folder_without_events_or_its_own_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(ValueError, match="no TensorBoard event file"):
+        trim_events(tmp_path, tmp_path / "out")
+    assert main([str(tmp_path / "missing"), str(tmp_path / "out")]) == 2
+    assert "no TensorBoard event file" in capsys.readouterr().err
+    writer = SummaryWriter(str(tmp_path / "run"))
+    writer.add_scalar("charts/SPS", 1.0, 0)
+    writer.close()
+    with pytest.raises(ValueError, match="another folder than the run's"):
+        trim_events(tmp_path / "run", tmp_path / "run")
+    assert not (tmp_path / "out").exists()
