@@ -84,7 +84,9 @@ def test_smoke_config_trains_checkpoints_and_resumes_from_the_same_step(tmp_path
     assert changes == [{"update": update, "global_step": step, "changed": {"total_steps": [1500, 3000]}}]
 
 
-def test_max_updates_ends_the_run_at_that_update_and_a_resume_can_raise_it(tmp_path: Path) -> None:
+def test_max_updates_ends_the_run_at_that_update_and_a_resume_can_raise_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The update budget, unlike max_minutes, stops a rerun where the first run stopped."""
     values = {"bc_teacher": None, "eval_every": 0, "total_steps": 100_000, "max_updates": 2}
     trainer = Trainer(smoke_config(tmp_path, **values), progress=False)
@@ -94,6 +96,10 @@ def test_max_updates_ends_the_run_at_that_update_and_a_resume_can_raise_it(tmp_p
     resumed = Trainer(smoke_config(tmp_path, **{**values, "max_updates": 3}), resume=trainer.run_dir, progress=False)
     resumed.train()
     assert resumed.update == 3 and resumed.global_step < 100_000
+    lower = Trainer(smoke_config(tmp_path, **{**values, "max_updates": 1}), resume=trainer.run_dir, progress=False)
+    lower.train()
+    assert lower.update == 3  # no update is undone
+    assert "max_updates 1: the run is already at update 3" in capsys.readouterr().err
 
 
 def test_command_line_trains_the_smoke_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -20,21 +20,25 @@ def scalars(folder: Path) -> dict[str, list[tuple[int, float]]]:
 def test_trimming_drops_the_per_snapshot_curves_and_keeps_every_other_point(tmp_path: Path) -> None:
     run = tmp_path / "run"
     writer = SummaryWriter(str(run))
-    for step in range(0, 3000, 100):  # more points than TensorBoard's default sample of a tag
-        writer.add_scalar("charts/SPS", step / 10, step)
+    for step in range(10_050):  # more points than TensorBoard keeps of a tag by default (10,000)
+        writer.add_scalar("charts/SPS", step / 10, step, walltime=1e9 + step)
+    for step in range(0, 3000, 100):
         writer.add_scalar("league/p_planner", 0.6, step)
         writer.add_scalar("league/p_snapshot_10", 0.1, step)
         writer.add_scalar("league/winrate_snapshot_10", 0.5, step)
     writer.add_scalar("eval/winrate_vs_planner", 0.7, 2900)
     writer.close()
     counts = trim_events(run, tmp_path / "trimmed")
-    assert counts == {"charts/SPS": 30, "eval/winrate_vs_planner": 1, "league/p_planner": 30}
+    assert counts == {"charts/SPS": 10_050, "eval/winrate_vs_planner": 1, "league/p_planner": 30}
     before, after = scalars(run), scalars(tmp_path / "trimmed")
     assert after == {tag: before[tag] for tag in counts}
     assert len(list(run.glob("events.out.tfevents.*"))) == 1  # the run folder is not written to
+    events = EventAccumulator(str(tmp_path / "trimmed"), size_guidance={"scalars": 0})
+    events.Reload()
+    assert events.Scalars("charts/SPS")[-1].wall_time == 1e9 + 10_049  # the wall time is kept too
 
 
-def test_trimming_refuses_a_folder_without_events_or_its_own_folder(
+def test_trimming_refuses_a_folder_without_events_a_dest_inside_the_run_or_holding_events(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with pytest.raises(ValueError, match="no TensorBoard event file"):
@@ -44,6 +48,14 @@ def test_trimming_refuses_a_folder_without_events_or_its_own_folder(
     writer = SummaryWriter(str(tmp_path / "run"))
     writer.add_scalar("charts/SPS", 1.0, 0)
     writer.close()
-    with pytest.raises(ValueError, match="another folder than the run's"):
-        trim_events(tmp_path / "run", tmp_path / "run")
-    assert not (tmp_path / "out").exists()
+    for dest in (tmp_path / "run", tmp_path / "run" / "trimmed"):
+        with pytest.raises(ValueError, match="outside the run's folder"):
+            trim_events(tmp_path / "run", dest)
+    (tmp_path / "a_file").write_text("x")
+    with pytest.raises(ValueError, match="is a file, not a folder"):
+        trim_events(tmp_path / "run", tmp_path / "a_file")
+    trim_events(tmp_path / "run", tmp_path / "out")
+    with pytest.raises(ValueError, match="already holds an event file"):  # a second file would double the points
+        trim_events(tmp_path / "run", tmp_path / "out")
+    assert len(list((tmp_path / "out").glob("events.out.tfevents.*"))) == 1
+    assert len(list((tmp_path / "run").iterdir())) == 1  # only the run's own event file

@@ -1115,6 +1115,12 @@ class Trainer:
             self.save_checkpoint()
         if self.uses_anchor:
             self.anchor = self._anchor()
+        if cfg.max_updates is not None and self.update > cfg.max_updates:  # a resume does not go back
+            print(
+                f"max_updates {cfg.max_updates}: the run is already at update {self.update}; it trains no further "
+                "and exports that update's network",
+                file=sys.stderr,
+            )
         bar = tqdm(
             total=cfg.total_steps, initial=min(self.global_step, cfg.total_steps), unit="dec", disable=not self.progress
         )

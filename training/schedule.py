@@ -16,7 +16,7 @@ before it (a number field only), so a decay is one line::
       learning_rate: [[0, 1.0e-4], [180, 0.7e-4, linear], [181, 1.4e-4], [470, 0.4e-4, linear]]
 
 (``anneal_lr`` still scales the scheduled learning rate linearly to 0 over
-``total_steps``; a run bounded by ``max_minutes`` writes its decay here.)
+``total_steps``; a run bounded by ``max_minutes`` or ``max_updates`` writes its decay here.)
 Which fields may be scheduled is :data:`SCHEDULABLE`; the trainer applies the
 values at the start of every update, so a resumed run picks up the same
 values at the same updates. The config checks the values every listed update

@@ -1,6 +1,6 @@
 """Copy a run's TensorBoard scalars into one smaller event file, for the docs.
 
-    python -m training.trim_events runs/<run> docs/training/reference_run
+    python -m training.trim_events runs/<run> docs/training/reference_run   # a folder without event files
 
 A two-hour run logs the league's share and win rate of every snapshot it ever
 held (``league/p_snapshot_<update>``, ``league/winrate_snapshot_<update>``):
@@ -34,8 +34,13 @@ def trim_events(source: Path, dest: Path) -> dict[str, int]:
 
     if not source.is_dir() or not any(source.glob("events.out.tfevents.*")):
         raise ValueError(f"{source}: no TensorBoard event file (events.out.tfevents.*) in this folder")
-    if dest.resolve() == source.resolve():
-        raise ValueError(f"{dest}: the trimmed file must go to another folder than the run's")
+    if dest.resolve().is_relative_to(source.resolve()):
+        raise ValueError(f"{dest}: the trimmed file must go outside the run's folder (TensorBoard would read it twice)")
+    if dest.exists() and not dest.is_dir():
+        raise ValueError(f"{dest} is a file, not a folder")
+    held = sorted(dest.glob("events.out.tfevents.*")) if dest.is_dir() else []
+    if held:  # TensorBoard reads every event file of a folder: the points would be there twice
+        raise ValueError(f"{dest} already holds an event file ({held[0].name}); delete it or name an empty folder")
     events = EventAccumulator(str(source), size_guidance={"scalars": 0})  # 0: every point, not a sample
     events.Reload()
     tags = sorted(t for t in events.Tags()["scalars"] if kept(t))
@@ -56,7 +61,9 @@ def trim_events(source: Path, dest: Path) -> dict[str, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m training.trim_events", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m training.trim_events", description=(__doc__ or "").split("\n\n")[0]
+    )
     parser.add_argument("source", type=Path, help="a run folder (its events.out.tfevents.* files)")
     parser.add_argument("dest", type=Path, help="the folder for the trimmed event file")
     args = parser.parse_args(argv)
