@@ -5,16 +5,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 from torch.utils.tensorboard import SummaryWriter
 
+from burako_env.analysis import tensorboard_scalars
 from training.trim_events import main, trim_events
 
 
-def scalars(folder: Path) -> dict[str, list[tuple[int, float]]]:
-    events = EventAccumulator(str(folder), size_guidance={"scalars": 0})
-    events.Reload()
-    return {tag: [(p.step, p.value) for p in events.Scalars(tag)] for tag in events.Tags()["scalars"]}
+def scalars(folder: Path) -> dict[str, list[tuple[int, float, float]]]:
+    """Every point of every tag: (step, value, wall time)."""
+    frame = tensorboard_scalars(folder)
+    return {
+        tag: list(zip(part["step"], part["value"], part["wall_time"], strict=True))
+        for tag, part in frame.groupby("tag")
+    }
 
 
 def test_trimming_drops_the_per_snapshot_curves_and_keeps_every_other_point(tmp_path: Path) -> None:
@@ -33,9 +36,7 @@ def test_trimming_drops_the_per_snapshot_curves_and_keeps_every_other_point(tmp_
     before, after = scalars(run), scalars(tmp_path / "trimmed")
     assert after == {tag: before[tag] for tag in counts}
     assert len(list(run.glob("events.out.tfevents.*"))) == 1  # the run folder is not written to
-    events = EventAccumulator(str(tmp_path / "trimmed"), size_guidance={"scalars": 0})
-    events.Reload()
-    assert events.Scalars("charts/SPS")[-1].wall_time == 1e9 + 10_049  # the wall time is kept too
+    assert after["charts/SPS"][-1] == (10_049, 1004.9000244140625, 1e9 + 10_049)  # step, float32 value, wall time
 
 
 def test_trimming_refuses_a_folder_without_events_a_dest_inside_the_run_or_holding_events(

@@ -31,6 +31,11 @@ SNAPSHOT_PREFIX = "snapshot:"
 SCHEMES = ("uniform", "prioritized")
 
 
+def member_tag(member: str) -> str:
+    """A league member's name as it appears in a TensorBoard tag (``snapshot:120`` → ``snapshot_120``)."""
+    return member.replace(":", "_")
+
+
 class League:
     def __init__(
         self,

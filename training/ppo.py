@@ -97,7 +97,7 @@ from training.engine_rollout import EngineRollout, hand_reward
 from training.evaluate import AgentSpec, evaluate
 from training.files import LAST_POLICY_FILE, POLICY_FILE, check_output_file, kept_policy_path, kept_policy_updates
 from training.games import check_agent_game, game_and_rules
-from training.league import League
+from training.league import League, member_tag
 from training.locks import folder_lock
 from training.memory import keep_freed_memory
 from training.network import (
@@ -1155,11 +1155,9 @@ class Trainer:
                     w.add_scalar(f"losses/{key}", value, self.global_step)
                 w.add_scalar("league/size", self.league.size, self.global_step)
                 for member, p in self.league.probabilities().items():
-                    w.add_scalar(f"league/p_{member.replace(':', '_')}", p, self.global_step)
+                    w.add_scalar(f"league/p_{member_tag(member)}", p, self.global_step)
                 for member in self.league.opponents:
-                    w.add_scalar(
-                        f"league/winrate_{member.replace(':', '_')}", self.league.win_rate(member), self.global_step
-                    )
+                    w.add_scalar(f"league/winrate_{member_tag(member)}", self.league.win_rate(member), self.global_step)
             bar.set_postfix(sps=f"{steps / seconds:.0f}", ret=f"{np.mean(self.recent_returns or [0]):+.3f}")
             if cfg.snapshot_every and self.update % cfg.snapshot_every == 0:
                 self.league.add_snapshot(self.update, self.net.state_dict())

@@ -18,18 +18,18 @@ import argparse
 import sys
 from pathlib import Path
 
-from training.league import SNAPSHOT_PREFIX
+from burako_env.analysis import tensorboard_scalars
+from training.league import SNAPSHOT_PREFIX, member_tag
 
 
 def kept(tag: str) -> bool:
     """Whether the trimmed file holds this scalar tag: all but the league's per-snapshot curves."""
-    snapshot = SNAPSHOT_PREFIX.replace(":", "_")  # as the trainer writes a member's name into a tag
+    snapshot = member_tag(SNAPSHOT_PREFIX)
     return not tag.startswith((f"league/p_{snapshot}", f"league/winrate_{snapshot}"))
 
 
 def trim_events(source: Path, dest: Path) -> dict[str, int]:
     """Write the kept scalars of the event files in ``source`` to a new file in ``dest``; points per tag."""
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
     from torch.utils.tensorboard import SummaryWriter
 
     if not source.is_dir() or not any(source.glob("events.out.tfevents.*")):
@@ -41,23 +41,19 @@ def trim_events(source: Path, dest: Path) -> dict[str, int]:
     held = sorted(dest.glob("events.out.tfevents.*")) if dest.is_dir() else []
     if held:  # TensorBoard reads every event file of a folder: the points would be there twice
         raise ValueError(f"{dest} already holds an event file ({held[0].name}); delete it or name an empty folder")
-    events = EventAccumulator(str(source), size_guidance={"scalars": 0})  # 0: every point, not a sample
-    events.Reload()
-    tags = sorted(t for t in events.Tags()["scalars"] if kept(t))
-    if not tags:
+    scalars = tensorboard_scalars(source)  # every point of every tag, not TensorBoard's sample
+    scalars = scalars[scalars["tag"].map(kept)].sort_values("tag", kind="stable")
+    if scalars.empty:
         raise ValueError(f"{source}: no scalar to keep (only the league's per-snapshot curves, or none)")
     dest.mkdir(parents=True, exist_ok=True)
-    counts: dict[str, int] = {}
     writer = SummaryWriter(str(dest))
     try:
-        for tag in tags:
-            points = events.Scalars(tag)
-            for point in points:
-                writer.add_scalar(tag, point.value, point.step, walltime=point.wall_time)
-            counts[tag] = len(points)
+        for row in scalars.itertuples(index=False):
+            writer.add_scalar(row.tag, row.value, row.step, walltime=row.wall_time)
     finally:
         writer.close()
-    return counts
+    counts = scalars.groupby("tag").size()
+    return {str(tag): int(n) for tag, n in counts.items()}
 
 
 def main(argv: list[str] | None = None) -> int:
