@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 import pickle
 import zipfile
 from collections.abc import Sequence
@@ -44,6 +43,7 @@ from typing import Any
 import torch
 
 from agents.network import GAME_ACTIONS, NetworkShape, PolicyNet
+from burako_env.atomic_file import write_atomic
 from burako_env.rules import Rules, RulesError, load_rules
 from burako_env.rummy.rules import RummyRules, load_rummy_rules
 from burako_env.safe_yaml import not_a_file, short_repr
@@ -58,13 +58,11 @@ class CheckpointError(ValueError):
 
 
 def save(payload: dict[str, Any], path: str | Path) -> Path:
-    """Write atomically (temporary file + rename): a kill never leaves half a file."""
+    """Write atomically (``burako_env.atomic_file``): a kill never leaves half a file, two
+    writers never share a temporary file, and a symbolic link at ``path`` stays a link."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    torch.save(payload, tmp)
-    os.replace(tmp, path)
-    return path
+    return write_atomic(path, lambda f: torch.save(payload, f))
 
 
 def _load_failure(exc: BaseException) -> str:

@@ -381,6 +381,46 @@ def test_an_atomic_write_keeps_the_targets_mode_its_link_and_writes_devices_dire
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link.json", "pipe", "private.json"]
 
 
+def test_a_checkpoint_is_saved_through_a_link_and_a_failed_save_keeps_the_previous_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """burako-average --out, a run's exports and its checkpoints go through ``agents.checkpoint.save``:
+    it used a fixed NAME.tmp beside the link's own name and renamed that over it, so an --out that
+    was a symbolic link became a plain file (the policy it pointed at untouched) and two writers
+    shared one temporary file. Now the link stays, the file it names gets the new weights, another
+    writer's NAME.tmp is left alone, and a save that fails half way keeps the previous checkpoint."""
+    import torch
+
+    from agents import checkpoint as ckpt
+    from agents.network import NetworkShape, PolicyNet
+    from burako_env.rules import load_rules
+
+    rules = load_rules("burako")
+    torch.manual_seed(0)
+    net = PolicyNet(NetworkShape.for_env(2, rules, hidden=16, slot_embed=4), rules)
+    real = tmp_path / "bots" / "policy_v1.pt"
+    ckpt.save(ckpt.policy_payload(net, rules, {"seed": 1}), real)
+    link = tmp_path / "current.pt"
+    link.symlink_to(real)
+    others_tmp = tmp_path / "current.pt.tmp"
+    others_tmp.write_bytes(b"another writer, half way")
+    ckpt.save(ckpt.policy_payload(net, rules, {"seed": 2}), link)
+    assert link.is_symlink() and link.resolve() == real.resolve()
+    assert ckpt.load(real)["config"] == {"seed": 2}
+    assert others_tmp.read_bytes() == b"another writer, half way"
+
+    def dies_half_way(payload: object, f: Any) -> None:
+        f.write(b"PK\x03\x04 half a zip")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(torch, "save", dies_half_way)
+    with pytest.raises(OSError, match="No space left"):
+        ckpt.save(ckpt.policy_payload(net, rules, {"seed": 3}), link)
+    assert ckpt.load(link)["config"] == {"seed": 2}
+    assert sorted(p.name for p in real.parent.iterdir()) == ["policy_v1.pt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bots", "current.pt", "current.pt.tmp"]
+
+
 def test_a_failed_json_write_after_the_games_is_a_clear_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

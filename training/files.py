@@ -2,13 +2,9 @@
 
 A path given on the command line is checked when the command starts, so a
 typo costs nothing, not the evaluation or tournament it would have ended.
-Summaries and reports are written through a temporary file in the same folder
-and renamed over the target (atomic on POSIX and Windows): a kill or a full
-disk (or, as both are flushed to disk, a power cut) leaves the previous file or
-the new one, never half of one; each write has its own temporary name. The target
-keeps its permissions; a symbolic link keeps pointing where it did (the file
-it names is replaced); a target that is not a regular file (``/dev/stdout``,
-a named pipe) is written directly, as there is nothing to replace.
+Summaries and reports are written whole or not at all, with
+:func:`write_text_atomic` (``burako_env.atomic_file``, which checkpoints share:
+a temporary file renamed over the target; a symbolic link stays a link).
 """
 
 from __future__ import annotations
@@ -16,9 +12,20 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import secrets
-import stat
 from pathlib import Path
+
+from burako_env.atomic_file import write_text_atomic
+
+__all__ = [
+    "KEPT_POLICIES",
+    "LAST_POLICY_FILE",
+    "POLICY_FILE",
+    "check_output_file",
+    "file_digest",
+    "kept_policy_path",
+    "kept_policy_updates",
+    "write_text_atomic",
+]
 
 #: the policy a run leaves in its folder; with ``average_kept_policies`` the averaged one, and the last
 #: network alone in ``LAST_POLICY_FILE``
@@ -69,47 +76,3 @@ def file_digest(path: str | Path) -> str | None:
     except OSError:
         return None
     return digest.hexdigest()
-
-
-def write_text_atomic(path: str | Path, text: str) -> Path:
-    """Write ``text`` (UTF-8, ``\\n`` line ends) to ``path`` all at once, or not at all.
-
-    The temporary file has a name of its own (two writers of one target do not share it), and
-    it is flushed to disk before the rename, and the folder after it, so the file survives a
-    power cut as well as a kill."""
-    path = Path(path)
-    if path.exists() and not path.is_file():  # nothing to replace: a device or a pipe takes the text as it comes
-        with path.open("w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        return path
-    target = path.resolve()  # through a symbolic link: the file it names is replaced, the link stays
-    # a name no other writer uses; created like open(path, "w") would (0o666 less the umask)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    descriptor = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        if target.exists():
-            os.chmod(tmp, stat.S_IMODE(target.stat().st_mode))
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    _sync_folder(target.parent)
-    return path
-
-
-def _sync_folder(folder: Path) -> None:
-    """Flush a folder's entries (the rename) to disk; a no-op where folders cannot be opened (Windows)."""
-    try:
-        handle = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(handle)
-    except OSError:
-        pass  # some file systems refuse fsync on a folder; the rename itself is still atomic
-    finally:
-        os.close(handle)
