@@ -102,6 +102,47 @@ def test_max_updates_ends_the_run_at_that_update_and_a_resume_can_raise_it(
     assert "max_updates 1: the run is already at update 3" in capsys.readouterr().err
 
 
+def test_a_run_whose_budget_ends_before_its_schedules_last_point_says_so_early(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reference run's decay is keyed by update while max_minutes is a clock: on a machine 4x slower
+    (measured 2026-12-05: the shipped bot's 1,000 evaluation games took 150 s against 36 s) the clock
+    ends the run hundreds of updates before the decay from update 1,700. The trainer says so
+    after its first updates, naming the bound and what to raise, and says nothing when the run gets there."""
+    from training import ppo as ppo_module
+    from training.schedule import pace_warning
+
+    schedules = {"learning_rate": [[0, 1e-4], [1700, 0.39e-4], [2420, 0.04e-4, "linear"]], "ent_coef": [[100, 0.01]]}
+    slow = dict(update=50, updates_timed=50, seconds_timed=500.0, decisions_per_update=16_500.0, max_updates=None)
+    warning = pace_warning(schedules, seconds_left=5_800.0, decisions_left=39e6, **slow)
+    assert warning is not None
+    assert "10.0 s and 16,500 decisions an update over the last 50 updates" in warning
+    ends = "max_minutes ends the run near update 630, before update 2,420, the last point of schedules.learning_rate"
+    assert ends in warning
+    assert "raise max_minutes by about 298 minutes" in warning
+    steps = pace_warning(schedules, seconds_left=None, decisions_left=20e6, **slow)  # no clock: total_steps ends it
+    assert steps is not None and "total_steps ends the run near update 1,262" in steps and "by about 19.1 M" in steps
+    assert pace_warning(schedules, seconds_left=None, decisions_left=40e6, **slow) is None  # ends near update 2,474
+    fast = dict(slow, seconds_timed=125.0)
+    assert pace_warning(schedules, seconds_left=6_200.0, decisions_left=40e6, **fast) is None  # the shipped run
+    assert "max_updates ends the run near update 2,000" in str(
+        pace_warning(schedules, seconds_left=None, decisions_left=40e6, **{**fast, "max_updates": 2_000})
+    )
+    assert pace_warning({}, seconds_left=1.0, decisions_left=1.0, **slow) is None  # nothing scheduled
+    assert pace_warning(schedules, seconds_left=1.0, decisions_left=1.0, **{**slow, "update": 2_420}) is None
+
+    monkeypatch.setattr(ppo_module, "PACE_CHECK_UPDATES", 1)
+    values = {"bc_teacher": None, "eval_every": 0, "total_steps": 100_000, "max_updates": 2}
+    late = {"learning_rate": [[0, 1e-3], [40, 1e-4]]}
+    Trainer(smoke_config(tmp_path, **values, schedules=late), progress=False).train()
+    err = capsys.readouterr().err
+    assert "over the last 1 updates; at that pace max_updates ends the run near update 2, before update 40" in err
+    Trainer(
+        smoke_config(tmp_path, **values, schedules={"learning_rate": [[0, 1e-3], [2, 1e-4]]}), progress=False
+    ).train()
+    assert "pace:" not in capsys.readouterr().err
+
+
 def test_command_line_trains_the_smoke_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     export = tmp_path / "bot.pt"
     args = ["--config", str(SMOKE), "--set", f"run_root={tmp_path}", "--set", "total_steps=800"]

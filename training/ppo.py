@@ -110,7 +110,7 @@ from training.network import (
 from training.resume import latest_checkpoint, new_run_dir, record_config, restore, save_checkpoint
 from training.rollout import VectorRollout, episode_batch, episode_length, unpack_masks
 from training.rummy_rollout import RummyRollout
-from training.schedule import schedule_problems, scheduled_values
+from training.schedule import PACE_CHECK_UPDATES, pace_warning, schedule_problems, scheduled_values
 from training.signals import sigterm_as_interrupt
 
 #: names tests and scripts import from here, whose homes are the modules above
@@ -1094,6 +1094,23 @@ class Trainer:
         out_of_time = cfg.max_minutes is not None and self.elapsed() >= 60 * cfg.max_minutes
         return out_of_time or (cfg.max_updates is not None and self.update >= cfg.max_updates)
 
+    def _check_pace(self, from_update: int, from_step: int, from_seconds: float, bar: tqdm) -> None:
+        """Say on stderr if, at this part's pace so far, the run ends before its schedules' last point."""
+        cfg = self.cfg
+        updates = self.update - from_update
+        warning = pace_warning(
+            cfg.schedules,
+            update=self.update,
+            updates_timed=updates,
+            seconds_timed=self.elapsed() - from_seconds,
+            seconds_left=None if cfg.max_minutes is None else 60 * cfg.max_minutes - self.elapsed(),
+            decisions_per_update=(self.global_step - from_step) / max(updates, 1),
+            decisions_left=cfg.total_steps - self.global_step,
+            max_updates=cfg.max_updates,
+        )
+        if warning is not None:
+            bar.write(warning, file=sys.stderr)
+
     def train(self) -> Path:
         """Run (or continue) the training; returns the exported policy's path."""
         cfg = self.cfg
@@ -1124,7 +1141,10 @@ class Trainer:
         bar = tqdm(
             total=cfg.total_steps, initial=min(self.global_step, cfg.total_steps), unit="dec", disable=not self.progress
         )
+        pace_from = (self.update, self.global_step, self.elapsed())  # this part's start: a resume has its own pace
         while self.global_step < cfg.total_steps and not self._out_of_budget():
+            if self.update == pace_from[0] + PACE_CHECK_UPDATES:
+                self._check_pace(*pace_from, bar)
             self._apply_schedules()
             lr = self._set_learning_rate()
             stats, rollout_seconds, update_seconds = self.collect_and_update()

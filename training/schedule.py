@@ -115,3 +115,58 @@ def value_at(points: list[list[Any]], update: int, default: Any) -> Any:
 def scheduled_values(schedules: dict[str, list[list[Any]]], update: int, config: Any) -> dict[str, Any]:
     """Every scheduled field's value for ``update`` (fields without a schedule are left out)."""
     return {name: value_at(points, update, getattr(config, name)) for name, points in schedules.items()}
+
+
+#: updates into a run (or a resumed part of one) after which its pace is checked against its schedules
+PACE_CHECK_UPDATES = 50
+
+
+def last_scheduled_update(schedules: dict[str, list[list[Any]]]) -> tuple[int, str] | None:
+    """The latest update any schedule names, and that schedule's field (None: no schedules)."""
+    points = [(points[-1][0], name) for name, points in schedules.items() if points]
+    return max(points) if points else None
+
+
+def pace_warning(
+    schedules: dict[str, list[list[Any]]],
+    *,
+    update: int,
+    updates_timed: int,
+    seconds_timed: float,
+    seconds_left: float | None,
+    decisions_per_update: float,
+    decisions_left: float,
+    max_updates: int | None,
+) -> str | None:
+    """Why the run will end before its schedules' last point, at the pace of its last ``updates_timed``
+    updates (``seconds_timed``), or None when it gets there.
+
+    A schedule's points are update numbers and the reference run's budget is a clock (``max_minutes``)
+    as well as ``total_steps``: on a slower machine the clock ends the run before a late step-size
+    decay, and the bot it exports never had it. Said once, early, so the run can be stopped and
+    given a larger budget or moved points instead of ending weaker without a word."""
+    last = last_scheduled_update(schedules)
+    if last is None or updates_timed <= 0 or update >= last[0]:
+        return None
+    target, field = last
+    seconds_per_update = seconds_timed / updates_timed
+    ends: list[tuple[float, str]] = [(update + decisions_left / max(decisions_per_update, 1e-9), "total_steps")]
+    if seconds_left is not None:
+        ends.append((update + seconds_left / max(seconds_per_update, 1e-9), "max_minutes"))
+    if max_updates is not None:
+        ends.append((float(max_updates), "max_updates"))
+    end, bound = min(ends)
+    if end >= target:
+        return None
+    advice = {
+        "max_minutes": f"raise max_minutes by about {(target - end) * seconds_per_update / 60:.0f} minutes",
+        "total_steps": f"raise total_steps by about {(target - end) * decisions_per_update / 1e6:.1f} M",
+        "max_updates": f"raise max_updates to at least {target}",
+    }[bound]
+    return (
+        f"pace: {seconds_per_update:.1f} s and {decisions_per_update:,.0f} decisions an update over the last "
+        f"{updates_timed} updates; at that pace {bound} ends the run near update {end:,.0f}, before update "
+        f"{target:,}, the last point of schedules.{field}: what the schedules set after update {end:,.0f} never "
+        f"happens. To reach it, "
+        f"{advice}, or move the schedules' points earlier (docs/training/README.md)"
+    )
