@@ -10,4 +10,4 @@ bash scripts/check_core_install.sh
 bash scripts/install_rllib.sh
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
-.venv/bin/python -m pytest -q -n "${PYTEST_WORKERS:-2}" "$@"
+.venv/bin/python -m pytest -q -n "${PYTEST_WORKERS:-2}" --durations=25 "$@"

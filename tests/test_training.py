@@ -85,12 +85,20 @@ def test_smoke_config_trains_checkpoints_and_resumes_from_the_same_step(tmp_path
 
 
 def test_max_updates_ends_the_run_at_that_update_and_a_resume_can_raise_it(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The update budget, unlike max_minutes, stops a rerun where the first run stopped."""
-    values = {"bc_teacher": None, "eval_every": 0, "total_steps": 100_000, "max_updates": 2}
+    """The update budget, unlike max_minutes, stops a rerun where the first run stopped. A budget that
+    ends the run before its schedules' last point is said early (here after 1 update, not 50)."""
+    from training import ppo as ppo_module
+
+    monkeypatch.setattr(ppo_module, "PACE_CHECK_UPDATES", 1)
+    late = {"learning_rate": [[0, 1e-3], [40, 1e-4]]}
+    values = {"bc_teacher": None, "eval_every": 0, "total_steps": 100_000, "max_updates": 2, "schedules": late}
     trainer = Trainer(smoke_config(tmp_path, **values), progress=False)
     trainer.train()
+    warned = capsys.readouterr().err
+    assert "over the last 1 updates; at that pace max_updates ends the run near update 2, before update 40" in warned
+    assert "raise max_updates to at least 40" in warned
     assert trainer.update == 2
     assert ckpt.load(trainer.run_dir / "checkpoints" / "latest.pt")["trainer"]["update"] == 2
     resumed = Trainer(smoke_config(tmp_path, **{**values, "max_updates": 3}), resume=trainer.run_dir, progress=False)
@@ -99,7 +107,12 @@ def test_max_updates_ends_the_run_at_that_update_and_a_resume_can_raise_it(
     lower = Trainer(smoke_config(tmp_path, **{**values, "max_updates": 1}), resume=trainer.run_dir, progress=False)
     lower.train()
     assert lower.update == 3  # no update is undone
-    assert "max_updates 1: the run is already at update 3" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "max_updates 1: the run is already at update 3" in err
+    assert "pace:" not in err  # the resumed parts end before their first check
+    reaches = {**values, "max_updates": 6, "schedules": {"learning_rate": [[0, 1e-3], [5, 1e-4]]}}
+    Trainer(smoke_config(tmp_path, **reaches), resume=trainer.run_dir, progress=False).train()
+    assert "pace:" not in capsys.readouterr().err  # checked at update 4 (3 + 1): max_updates 6 gets past 5
 
 
 def test_a_run_whose_budget_ends_before_its_schedules_last_point_says_so_early(
@@ -108,8 +121,8 @@ def test_a_run_whose_budget_ends_before_its_schedules_last_point_says_so_early(
     """The reference run's decay is keyed by update while max_minutes is a clock: on a machine 4x slower
     (measured 2026-12-05: the shipped bot's 1,000 evaluation games took 150 s against 36 s) the clock
     ends the run hundreds of updates before the decay from update 1,700. The trainer says so
-    after its first updates, naming the bound and what to raise, and says nothing when the run gets there."""
-    from training import ppo as ppo_module
+    after its first updates, naming the bound and what to raise, and says nothing when the run gets there
+    (the trainer's own warning: test_max_updates_ends_the_run_at_that_update_and_a_resume_can_raise_it)."""
     from training.schedule import pace_warning
 
     schedules = {"learning_rate": [[0, 1e-4], [1700, 0.39e-4], [2420, 0.04e-4, "linear"]], "ent_coef": [[100, 0.01]]}
@@ -130,17 +143,6 @@ def test_a_run_whose_budget_ends_before_its_schedules_last_point_says_so_early(
     )
     assert pace_warning({}, seconds_left=1.0, decisions_left=1.0, **slow) is None  # nothing scheduled
     assert pace_warning(schedules, seconds_left=1.0, decisions_left=1.0, **{**slow, "update": 2_420}) is None
-
-    monkeypatch.setattr(ppo_module, "PACE_CHECK_UPDATES", 1)
-    values = {"bc_teacher": None, "eval_every": 0, "total_steps": 100_000, "max_updates": 2}
-    late = {"learning_rate": [[0, 1e-3], [40, 1e-4]]}
-    Trainer(smoke_config(tmp_path, **values, schedules=late), progress=False).train()
-    err = capsys.readouterr().err
-    assert "over the last 1 updates; at that pace max_updates ends the run near update 2, before update 40" in err
-    Trainer(
-        smoke_config(tmp_path, **values, schedules={"learning_rate": [[0, 1e-3], [2, 1e-4]]}), progress=False
-    ).train()
-    assert "pace:" not in capsys.readouterr().err
 
 
 def test_command_line_trains_the_smoke_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
