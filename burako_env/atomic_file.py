@@ -7,7 +7,9 @@ so two writers of one target never publish each other's half-written bytes.
 The target keeps its permissions; a symbolic link keeps pointing where it did
 (the file it names is replaced, the link stays a link); a target that is not a
 regular file (``/dev/stdout``, a named pipe) is written directly, as there is
-nothing to replace.
+nothing to replace. A writer killed between the two (SIGKILL, a power cut) leaves its temporary
+file behind; the next write of the same target removes those whose process is gone (POSIX) and
+that are older than :data:`STALE_SECONDS`.
 
 Used for reports and summaries (``training.files.write_text_atomic``) and for
 checkpoints and exported policies (``agents.checkpoint.save``).
@@ -15,9 +17,12 @@ checkpoints and exported policies (``agents.checkpoint.save``).
 
 from __future__ import annotations
 
+import glob
 import os
+import re
 import secrets
 import stat
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
@@ -31,6 +36,7 @@ def write_atomic(path: str | Path, write: Callable[[BinaryIO], object]) -> Path:
             write(f)
         return path
     target = path.resolve()  # through a symbolic link: the file it names is replaced, the link stays
+    _remove_stale_temporaries(target)
     # a name no other writer uses; created like open(path, "w") would (0o666 less the umask)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     descriptor = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
@@ -47,6 +53,39 @@ def write_atomic(path: str | Path, write: Callable[[BinaryIO], object]) -> Path:
         raise
     _sync_folder(target.parent)
     return path
+
+
+#: a temporary file this old, of a process that is gone, is a killed writer's (a checkpoint takes seconds)
+STALE_SECONDS = 600.0
+
+
+def _remove_stale_temporaries(target: Path) -> None:
+    """Delete the temporary files of ``target`` that killed writers left (checkpoint-sized, hidden).
+
+    Only on POSIX, where ``os.kill(pid, 0)`` asks whether a process exists (on Windows it would end it),
+    and only old ones: a writer on another machine sharing the folder has a pid this one cannot see."""
+    if os.name != "posix":
+        return
+    own = re.compile(rf"\.{re.escape(target.name)}\.(\d+)\.[0-9a-f]{{8}}\.tmp")
+    for entry in target.parent.glob(f".{glob.escape(target.name)}.*.tmp"):
+        match = own.fullmatch(entry.name)
+        if match is None or _process_exists(int(match.group(1))):
+            continue
+        try:
+            if time.time() - entry.stat().st_mtime > STALE_SECONDS:
+                entry.unlink()
+        except OSError:
+            pass  # gone already, or not ours to delete: the write goes on
+
+
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # another user's process (or a pid no process can have: left alone)
+    return True
 
 
 def write_text_atomic(path: str | Path, text: str) -> Path:

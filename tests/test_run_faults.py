@@ -299,6 +299,7 @@ def test_a_bad_json_path_is_refused_before_any_game(tmp_path: Path, monkeypatch:
 def test_an_interrupted_atomic_write_keeps_the_previous_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Summaries and reports (burako-eval --json, the tournament's tables, a run's config.yaml) are written
     whole or not at all: a failure before the rename leaves the old file and no temporary one."""
+    from burako_env import atomic_file
     from training import files
 
     target = tmp_path / "summary.json"
@@ -308,7 +309,7 @@ def test_an_interrupted_atomic_write_keeps_the_previous_file(tmp_path: Path, mon
         def disk_full(src: object, dst: object) -> None:
             raise OSError(28, "No space left on device")
 
-        patch.setattr(files.os, "replace", disk_full)
+        patch.setattr(atomic_file.os, "replace", disk_full)
         with pytest.raises(OSError, match="No space left"):
             files.write_text_atomic(target, "new, longer text\n")
     assert target.read_text(encoding="utf-8") == "old\n"
@@ -327,6 +328,7 @@ def test_an_atomic_write_has_its_own_temporary_name_and_reaches_the_disk(
     import os
     import stat
 
+    from burako_env import atomic_file
     from training import files
 
     target = tmp_path / "summary.json"
@@ -339,7 +341,7 @@ def test_an_atomic_write_has_its_own_temporary_name_and_reaches_the_disk(
         synced.append("folder" if stat.S_ISDIR(os.fstat(fd).st_mode) else "file")
         real_fsync(fd)
 
-    monkeypatch.setattr(files.os, "fsync", recording_fsync)
+    monkeypatch.setattr(atomic_file.os, "fsync", recording_fsync)
     umask = os.umask(0o022)
     try:
         files.write_text_atomic(target, "mine\n")
@@ -419,6 +421,38 @@ def test_a_checkpoint_is_saved_through_a_link_and_a_failed_save_keeps_the_previo
     assert ckpt.load(link)["config"] == {"seed": 2}
     assert sorted(p.name for p in real.parent.iterdir()) == ["policy_v1.pt"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bots", "current.pt", "current.pt.tmp"]
+
+
+def test_a_killed_writers_temporary_file_is_removed_by_the_next_write_when_old_and_its_process_gone(
+    tmp_path: Path,
+) -> None:
+    """Each write has its own hidden temporary name, so a writer killed between write and rename (SIGKILL,
+    a power cut) leaves a checkpoint-sized file that no later write would overwrite. The next write of
+    the same target deletes such files once their process is gone and they are old; a live writer's, a
+    recent one (a writer on another machine), another target's and a stranger's file stay."""
+    import subprocess
+
+    from burako_env import atomic_file
+
+    dead = subprocess.Popen(["true"])  # a pid whose process has ended
+    assert dead.wait() == 0
+    old = time.time() - atomic_file.STALE_SECONDS - 60
+    target = tmp_path / "latest.pt"
+    names = {
+        "stale": f".latest.pt.{dead.pid}.0123abcd.tmp",
+        "recent": f".latest.pt.{dead.pid}.4567cdef.tmp",
+        "live": f".latest.pt.{os.getpid()}.89ab0123.tmp",
+        "other_target": f".final.pt.{dead.pid}.0123abcd.tmp",
+        "stranger": ".latest.pt.notes.tmp",
+    }
+    for key, name in names.items():
+        (tmp_path / name).write_bytes(b"half a checkpoint")
+        if key != "recent":
+            os.utime(tmp_path / name, (old, old))
+    atomic_file.write_atomic(target, lambda f: f.write(b"whole"))
+    assert target.read_bytes() == b"whole"
+    left = {p.name for p in tmp_path.iterdir()}
+    assert left == {"latest.pt"} | {name for key, name in names.items() if key != "stale"}
 
 
 def test_a_failed_json_write_after_the_games_is_a_clear_error(

@@ -97,8 +97,9 @@ def test_max_updates_ends_the_run_at_that_update_and_a_resume_can_raise_it(
     trainer = Trainer(smoke_config(tmp_path, **values), progress=False)
     trainer.train()
     warned = capsys.readouterr().err
-    assert "over the last 1 updates; at that pace max_updates ends the run near update 2, before update 40" in warned
-    assert "raise max_updates to at least 40" in warned
+    assert warned.count("pace:") == 1  # said once, not at every check
+    assert "over the last 1 updates; at that pace max_updates ends the run after 2 updates, so update 40" in warned
+    assert "raise max_updates to at least 41" in warned
     assert trainer.update == 2
     assert ckpt.load(trainer.run_dir / "checkpoints" / "latest.pt")["trainer"]["update"] == 2
     resumed = Trainer(smoke_config(tmp_path, **{**values, "max_updates": 3}), resume=trainer.run_dir, progress=False)
@@ -110,9 +111,12 @@ def test_max_updates_ends_the_run_at_that_update_and_a_resume_can_raise_it(
     err = capsys.readouterr().err
     assert "max_updates 1: the run is already at update 3" in err
     assert "pace:" not in err  # the resumed parts end before their first check
-    reaches = {**values, "max_updates": 6, "schedules": {"learning_rate": [[0, 1e-3], [5, 1e-4]]}}
+    further = {**values, "max_updates": 5}  # a resumed part is checked on its own pace (at update 3 + 1)
+    Trainer(smoke_config(tmp_path, **further), resume=trainer.run_dir, progress=False).train()
+    assert "max_updates ends the run after 5 updates, so update 40" in capsys.readouterr().err
+    reaches = {**values, "max_updates": 7, "schedules": {"learning_rate": [[0, 1e-3], [6, 1e-4]]}}
     Trainer(smoke_config(tmp_path, **reaches), resume=trainer.run_dir, progress=False).train()
-    assert "pace:" not in capsys.readouterr().err  # checked at update 4 (3 + 1): max_updates 6 gets past 5
+    assert "pace:" not in capsys.readouterr().err  # checked at update 6 (5 + 1): 7 updates run update 6
 
 
 def test_a_run_whose_budget_ends_before_its_schedules_last_point_says_so_early(
@@ -127,22 +131,31 @@ def test_a_run_whose_budget_ends_before_its_schedules_last_point_says_so_early(
 
     schedules = {"learning_rate": [[0, 1e-4], [1700, 0.39e-4], [2420, 0.04e-4, "linear"]], "ent_coef": [[100, 0.01]]}
     slow = dict(update=50, updates_timed=50, seconds_timed=500.0, decisions_per_update=16_500.0, max_updates=None)
-    warning = pace_warning(schedules, seconds_left=5_800.0, decisions_left=39e6, **slow)
-    assert warning is not None
-    assert "10.0 s and 16,500 decisions an update over the last 50 updates" in warning
-    ends = "max_minutes ends the run near update 630, before update 2,420, the last point of schedules.learning_rate"
-    assert ends in warning
-    assert "raise max_minutes by about 298 minutes" in warning
+    clock = pace_warning(schedules, seconds_left=5_800.0, decisions_left=40e6, **slow)
+    assert clock is not None
+    assert "10.0 s and 16,500 decisions an update over the last 50 updates" in clock
+    never = "update 2,420 (counted from 0: the last point of schedules.learning_rate) never runs"
+    assert f"max_minutes ends the run after 630 updates, so {never}" in clock
+    assert "raise max_minutes by at least 299 minutes; or move" in clock  # (2,421 - 630) x 10 s, rounded up
+    both = pace_warning(schedules, seconds_left=5_800.0, decisions_left=39e6, **slow)  # 2,363 updates' decisions
+    assert both is not None and "total_steps and max_minutes end the run after 630 updates" in both
+    assert "raise total_steps by at least 0.2 M decisions; max_minutes by at least 299 minutes" in both
     steps = pace_warning(schedules, seconds_left=None, decisions_left=20e6, **slow)  # no clock: total_steps ends it
-    assert steps is not None and "total_steps ends the run near update 1,262" in steps and "by about 19.1 M" in steps
-    assert pace_warning(schedules, seconds_left=None, decisions_left=40e6, **slow) is None  # ends near update 2,474
+    assert steps is not None and "total_steps ends the run after 1,262 updates" in steps and "19.2 M" in steps
+    assert pace_warning(schedules, seconds_left=None, decisions_left=40e6, **slow) is None  # 2,474 updates
     fast = dict(slow, seconds_timed=125.0)
     assert pace_warning(schedules, seconds_left=6_200.0, decisions_left=40e6, **fast) is None  # the shipped run
-    assert "max_updates ends the run near update 2,000" in str(
-        pace_warning(schedules, seconds_left=None, decisions_left=40e6, **{**fast, "max_updates": 2_000})
+    # a point at update u runs as the (u + 1)-th update: max_updates 2,420 stops one short
+    capped = pace_warning(schedules, seconds_left=None, decisions_left=40e6, **{**fast, "max_updates": 2_420})
+    assert capped is not None and "max_updates ends the run after 2,420 updates" in capped
+    assert "raise max_updates to at least 2,421" in capped
+    assert pace_warning(schedules, seconds_left=None, decisions_left=40e6, **{**fast, "max_updates": 2_421}) is None
+    assert pace_warning(schedules, seconds_left=23_710.0, decisions_left=40e6, **slow) is None  # 2,371 more: enough
+    assert "max_minutes by at least 1 minute;" in str(
+        pace_warning(schedules, seconds_left=23_705.0, decisions_left=40e6, **slow)
     )
     assert pace_warning({}, seconds_left=1.0, decisions_left=1.0, **slow) is None  # nothing scheduled
-    assert pace_warning(schedules, seconds_left=1.0, decisions_left=1.0, **{**slow, "update": 2_420}) is None
+    assert pace_warning(schedules, seconds_left=1.0, decisions_left=1.0, **{**slow, "update": 2_421}) is None
 
 
 def test_command_line_trains_the_smoke_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -26,6 +26,7 @@ there.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 #: the mark of a point reached linearly from the one before it
@@ -117,7 +118,7 @@ def scheduled_values(schedules: dict[str, list[list[Any]]], update: int, config:
     return {name: value_at(points, update, getattr(config, name)) for name, points in schedules.items()}
 
 
-#: updates into a run (or a resumed part of one) after which its pace is checked against its schedules
+#: how often (in updates into a run or a resumed part of one) its pace is checked against its schedules
 PACE_CHECK_UPDATES = 50
 
 
@@ -143,30 +144,36 @@ def pace_warning(
 
     A schedule's points are update numbers and the reference run's budget is a clock (``max_minutes``)
     as well as ``total_steps``: on a slower machine the clock ends the run before a late step-size
-    decay, and the bot it exports never had it. Said once, early, so the run can be stopped and
-    given a larger budget or moved points instead of ending weaker without a word."""
+    decay, and the bot it exports never had it. Said early, so the run can be stopped and given a
+    larger budget or moved points instead of ending weaker without a word. A point at update ``u``
+    takes effect when update ``u`` runs, so the run must make ``u + 1`` updates; every bound that
+    stops it sooner is named, with what it needs (rounded up)."""
     last = last_scheduled_update(schedules)
-    if last is None or updates_timed <= 0 or update >= last[0]:
+    if last is None or updates_timed <= 0 or update > last[0]:
         return None
     target, field = last
+    needed = target + 1 - update  # updates still to run, the last point's own included
     seconds_per_update = seconds_timed / updates_timed
-    ends: list[tuple[float, str]] = [(update + decisions_left / max(decisions_per_update, 1e-9), "total_steps")]
-    if seconds_left is not None:
-        ends.append((update + seconds_left / max(seconds_per_update, 1e-9), "max_minutes"))
-    if max_updates is not None:
-        ends.append((float(max_updates), "max_updates"))
-    end, bound = min(ends)
-    if end >= target:
+    short: list[tuple[float, str, str]] = []  # (updates the bound allows, the bound, what to raise)
+    allowed = decisions_left / max(decisions_per_update, 1e-9)
+    if allowed < needed:
+        more = max(math.ceil((needed - allowed) * decisions_per_update / 1e5) / 10, 0.1)
+        short.append((allowed, "total_steps", f"total_steps by at least {more:.1f} M decisions"))
+    if seconds_left is not None and (allowed := seconds_left / max(seconds_per_update, 1e-9)) < needed:
+        more = max(math.ceil((needed - allowed) * seconds_per_update / 60), 1)
+        short.append((allowed, "max_minutes", f"max_minutes by at least {more} minute{'s' if more > 1 else ''}"))
+    if max_updates is not None and max_updates < target + 1:
+        short.append((float(max_updates - update), "max_updates", f"max_updates to at least {target + 1:,}"))
+    if not short:
         return None
-    advice = {
-        "max_minutes": f"raise max_minutes by about {(target - end) * seconds_per_update / 60:.0f} minutes",
-        "total_steps": f"raise total_steps by about {(target - end) * decisions_per_update / 1e6:.1f} M",
-        "max_updates": f"raise max_updates to at least {target}",
-    }[bound]
+    end = update + max(0, math.floor(min(allowed for allowed, _, _ in short)))
+    bounds = " and ".join(bound for _, bound, _ in short)
+    raises = "; ".join(advice for _, _, advice in short)
     return (
         f"pace: {seconds_per_update:.1f} s and {decisions_per_update:,.0f} decisions an update over the last "
-        f"{updates_timed} updates; at that pace {bound} ends the run near update {end:,.0f}, before update "
-        f"{target:,}, the last point of schedules.{field}: what the schedules set after update {end:,.0f} never "
-        f"happens. To reach it, "
-        f"{advice}, or move the schedules' points earlier (docs/training/README.md)"
+        f"{updates_timed} updates; at that pace {bounds} end{'s' if len(short) == 1 else ''} the run after "
+        f"{end:,} updates, so update {target:,} (counted from 0: the last point of schedules.{field}) never runs "
+        f"and what the schedules set from there on never happens. To reach it, raise {raises}; or move the "
+        "schedules' points earlier "
+        "(docs/training/README.md)"
     )
