@@ -155,13 +155,15 @@ def pace_warning(
     needed = target + 1 - update  # updates still to run, the last point's own included
     seconds_per_update = seconds_timed / updates_timed
     short: list[tuple[float, str, str]] = []  # (updates the bound allows, the bound, what to raise)
-    allowed = decisions_left / max(decisions_per_update, 1e-9)
-    if allowed < needed:
-        more = max(math.ceil((needed - allowed) * decisions_per_update / 1e5) / 10, 0.1)
-        short.append((allowed, "total_steps", f"total_steps by at least {more:.1f} M decisions"))
-    if seconds_left is not None and (allowed := seconds_left / max(seconds_per_update, 1e-9)) < needed:
-        more = max(math.ceil((needed - allowed) * seconds_per_update / 60), 1)
-        short.append((allowed, "max_minutes", f"max_minutes by at least {more} minute{'s' if more > 1 else ''}"))
+    steps_allows = decisions_left / max(decisions_per_update, 1e-9)
+    if steps_allows < needed:
+        more = max(math.ceil((needed - steps_allows) * decisions_per_update / 1e5) / 10, 0.1)
+        short.append((steps_allows, "total_steps", f"total_steps by at least {more:.1f} M decisions"))
+    clock_allows = None if seconds_left is None else seconds_left / max(seconds_per_update, 1e-9)
+    if clock_allows is not None and clock_allows < needed:
+        minutes = max(math.ceil((needed - clock_allows) * seconds_per_update / 60), 1)
+        advice = f"max_minutes by at least {minutes} minute{'s' if minutes > 1 else ''}"
+        short.append((clock_allows, "max_minutes", advice))
     if max_updates is not None and max_updates < target + 1:
         short.append((float(max_updates - update), "max_updates", f"max_updates to at least {target + 1:,}"))
     if not short:
@@ -174,6 +176,5 @@ def pace_warning(
         f"{updates_timed} updates; at that pace {bounds} end{'s' if len(short) == 1 else ''} the run after "
         f"{end:,} updates, so update {target:,} (counted from 0: the last point of schedules.{field}) never runs "
         f"and what the schedules set from there on never happens. To reach it, raise {raises}; or move the "
-        "schedules' points earlier "
-        "(docs/training/README.md)"
+        "schedules' points earlier (docs/training/README.md)"
     )
