@@ -7,9 +7,11 @@ so two writers of one target never publish each other's half-written bytes.
 The target keeps its permissions; a symbolic link keeps pointing where it did
 (the file it names is replaced, the link stays a link); a target that is not a
 regular file (``/dev/stdout``, a named pipe) is written directly, as there is
-nothing to replace. A writer killed between the two (SIGKILL, a power cut) leaves its temporary
-file behind; the next write of the same target removes those whose process is gone (POSIX) and
-that are older than :data:`STALE_SECONDS`.
+nothing to replace; a dangling link whose target's folder is missing is refused
+with the link and its target named. A writer killed between the two (SIGKILL,
+a power cut) leaves its temporary file behind; the next write of the same
+target removes those whose process is gone (POSIX) and that are older than
+:data:`STALE_SECONDS`.
 
 Used for reports and summaries (``training.files.write_text_atomic``) and for
 checkpoints and exported policies (``agents.checkpoint.save``).
@@ -17,6 +19,7 @@ checkpoints and exported policies (``agents.checkpoint.save``).
 
 from __future__ import annotations
 
+import errno
 import glob
 import os
 import re
@@ -36,6 +39,9 @@ def write_atomic(path: str | Path, write: Callable[[BinaryIO], object]) -> Path:
             write(f)
         return path
     target = path.resolve()  # through a symbolic link: the file it names is replaced, the link stays
+    if not target.parent.is_dir():
+        link = f"{path} is a symbolic link to {target}, and " if path.is_symlink() else ""
+        raise FileNotFoundError(errno.ENOENT, f"cannot write {path}: {link}the folder {target.parent} does not exist")
     _remove_stale_temporaries(target)
     # a name no other writer uses; created like open(path, "w") would (0o666 less the umask)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")

@@ -580,3 +580,20 @@ def test_a_resume_with_another_run_root_stays_in_its_folder_and_records_it(
     finally:
         resumed.lock.release()
         resumed.writer.close()
+
+
+def test_a_link_to_a_missing_folder_is_refused_naming_the_link_and_its_target(tmp_path: Path) -> None:
+    """A symbolic link whose target's folder is gone (an unmounted disk, a moved run) got the OS's
+    error about a hidden temporary name; now the error names the link and its target, and
+    nothing is written beside either."""
+    from burako_env.atomic_file import write_text_atomic
+
+    link = tmp_path / "current.json"
+    link.symlink_to(tmp_path / "gone" / "report.json")
+    with pytest.raises(
+        FileNotFoundError, match=r"current\.json is a symbolic link to .*gone.*report\.json.*gone does not exist"
+    ):
+        write_text_atomic(link, "{}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["current.json"] and link.is_symlink()
+    write_text_atomic(tmp_path / "plain.json", "{}")  # an ordinary target is written as before
+    assert (tmp_path / "plain.json").read_text() == "{}"
