@@ -18,6 +18,7 @@ them in :data:`PATTERNS` order.
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import numpy as np
@@ -89,8 +90,10 @@ def is_natural_addition(meld: Meld, outcome: Meld) -> bool:
     return outcome.wild_kind == meld.wild_kind
 
 
-def meld_kinds(meld: Meld) -> list[int]:
-    """The tile kinds that make up a meld (with repeats)."""
+@functools.cache
+def meld_kinds(meld: Meld) -> tuple[int, ...]:
+    """The tile kinds that make up a meld (with repeats); cached, as a meld is a value (the
+    readable engine asks at every meld, scoring and tile count)."""
     kinds: list[int] = []
     if meld.is_run:
         for pos in range(meld.lo, meld.hi + 1):
@@ -100,7 +103,7 @@ def meld_kinds(meld: Meld) -> list[int]:
             kinds.extend([kind_of(colour, meld.number)] * meld.set_colours[colour])
         if meld.wild_kind >= 0:
             kinds.append(meld.wild_kind)
-    return kinds
+    return tuple(kinds)
 
 
 def is_valid_meld(meld: Meld, rules: Rules) -> bool:

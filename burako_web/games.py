@@ -117,7 +117,7 @@ def meld_data(meld: Meld, cards: bool) -> dict[str, Any]:
     wild = None  # the index in ``tiles`` of a wild standing in for another tile
     if meld.wild_kind >= 0:
         wild = meld.wild_pos - meld.lo if meld.is_run else meld.length - 1
-    return {"tiles": meld_kinds(meld), "canasta": canasta, "wild": wild, "text": describe_meld(meld, cards)}
+    return {"tiles": list(meld_kinds(meld)), "canasta": canasta, "wild": wild, "text": describe_meld(meld, cards)}
 
 
 class BurakoTable:
