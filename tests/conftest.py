@@ -24,6 +24,13 @@ actions with the E1 check, expected score breakdowns) work on both.
 from __future__ import annotations
 
 import os
+
+# pytest -n 2 runs two workers on CI's two cores, and each trainer in them asks torch (and numba)
+# for two threads: OpenMP's threads spin at every barrier waiting for a thread whose core the
+# other worker holds, which made the training tests ~3x slower (tests/test_average.py: 118 s
+# against 41 s). Waiting threads sleep instead. Read when OpenMP starts, so before torch is
+# imported; children (training runs, notebook kernels) inherit it. Results do not depend on it.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import signal
 import subprocess
 import sys

@@ -20,8 +20,10 @@ SMOKE = ROOT / "configs" / "ppo_smoke.yaml"
 
 
 def smoke_values(root: Path, **changes: object) -> dict[str, object]:
+    """The smoke config, shortened: random the only baseline in its league and at its end's evaluation
+    (the planner's moves on the readable engine were two thirds of a run's time; averaging is not about them)."""
     values = {**load_config(SMOKE).to_dict(), "run_root": str(root), "total_steps": 2500, "bc_teacher": None}
-    values.update(eval_every=0, num_envs=8, **changes)
+    values.update(eval_every=0, num_envs=8, league_baselines=["random"], eval_opponents=["random"], **changes)
     return values
 
 
@@ -65,6 +67,7 @@ def test_the_curve_of_an_averaging_run_ends_at_its_last_network(run_dir: Path) -
 
 def test_fewer_kept_policies_than_asked_average_those_there_are_and_export_copies_the_mean(tmp_path: Path) -> None:
     sets = {"run_root": str(tmp_path), "total_steps": 2500, "bc_teacher": "null", "eval_every": 0, "num_envs": 8}
+    sets.update(league_baselines="[random]", eval_opponents="[random]")  # as smoke_values, through --set
     sets.update(keep_policy_every=2, average_kept_policies=5)
     export = tmp_path / "exported.pt"
     argv = ["--config", str(SMOKE), "--no-progress", "--export", str(export)]
