@@ -24,14 +24,24 @@ not. The load average (``os.getloadavg``) before and after goes with them.
 | path    | fields                                                                        |
 |---------|-------------------------------------------------------------------------------|
 | today   | ``rollout: engine``, ``policy_head: full``, every meld slot multiplied,       |
-|         | the allocator's defaults, plain Adam (the loop before issue 15)               |
+|         | the allocator's defaults, plain Adam, OpenMP's default waits (the loop        |
+|         | before issue 15)                                                              |
 | new     | ``rollout: vector``, ``policy_head: legal``, ``torch_threads: 1``,            |
-|         | ``num_envs: 128`` (configs/ppo_reference.yaml's choices)                      |
+|         | ``num_envs: 128`` (configs/ppo_reference.yaml's choices), waiting OpenMP      |
+|         | threads sleep (the training package's default)                                |
 
 ``--variant NAME:FIELD=V,FIELD=V`` adds a what-if path: the new path with
 those fields changed (a smaller network, fewer passes), e.g.
 ``--variant lean:hidden=128,slot_embed=8,update_epochs=1``; its speed says
-nothing of how well it learns.
+nothing of how well it learns. A field written ``env.VAR=V`` is an environment
+variable of that path's process instead, set before it imports torch
+(``env.VAR=`` removes it), e.g.
+``--variant spin:env.OMP_WAIT_POLICY=,env.GOMP_SPINCOUNT=300000``: the new
+path with OpenMP's default waits (training/openmp.py).
+
+``--load N`` keeps N other processes spinning a core each from the warm-up
+to the last round, as a second job on the machine would: torch's OpenMP
+threads wait at barriers for a thread whose core is taken.
 
 ``--league``: ``config`` (the config's league as it starts: self-play share
 plus the baselines; with no snapshot yet the baselines get every other game,
@@ -54,6 +64,7 @@ import multiprocessing as mp
 import os
 import pstats
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -63,8 +74,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import torch  # noqa: E402
-
+# the training package before torch, as burako-train imports them: OpenMP's waiters sleep (training/openmp.py)
+from training.openmp import WAIT_SETTINGS  # noqa: E402
 from training.ppo import Trainer, load_config  # noqa: E402
 
 PATHS: dict[str, list[str]] = {
@@ -76,6 +87,11 @@ PATHS: dict[str, list[str]] = {
 }
 #: paths whose optimiser is today's plain (unfused) Adam
 PLAIN_ADAM = {"today"}
+#: a path's environment variables (``env.VAR=V`` fields of a variant; None: removed), set before its
+#: process imports torch. Today's OpenMP threads wait as libgomp's defaults have them (no
+#: OMP_WAIT_POLICY; its default spin count named, so the training package leaves the waits alone:
+#: training/openmp.py); the other paths inherit the package's (waiters sleep).
+PATH_ENV: dict[str, dict[str, str | None]] = {"today": {"OMP_WAIT_POLICY": None, "GOMP_SPINCOUNT": "300000"}}
 LEAGUES: dict[str, list[str]] = {
     "config": [],
     "running": [],
@@ -115,6 +131,8 @@ def make_trainer(
         trainer.reuse_minibatch_buffer = False
     if path in PLAIN_ADAM:
         cfg = trainer.cfg
+        import torch
+
         trainer.optimizer = torch.optim.Adam(trainer.net.parameters(), lr=cfg.learning_rate, eps=1e-5)
     return trainer
 
@@ -149,7 +167,7 @@ def profile_round(trainer: Trainer, top: int = 14) -> str:
 def path_process(conn: Any, make_args: tuple[Any, ...]) -> None:
     """One path's trainer in its own process: answers "warmup", "round" and "profile" until "stop"."""
     trainer = make_trainer(*make_args)
-    conn.send("ready")
+    conn.send(("ready", {name: os.environ.get(name) for name in WAIT_SETTINGS}))
     try:
         while (command := conn.recv()) != "stop":
             if command == "warmup":
@@ -166,18 +184,35 @@ def path_process(conn: Any, make_args: tuple[Any, ...]) -> None:
         trainer.close()  # a baseline_worker_share variant's own process
 
 
+def set_environment(values: dict[str, str | None]) -> None:
+    """Set these environment variables of this process (None: remove)."""
+    for name, value in values.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
 class PathProcess:
     """The main process's handle on a :func:`path_process`."""
 
-    def __init__(self, context: Any, make_args: tuple[Any, ...]) -> None:
+    def __init__(self, context: Any, make_args: tuple[Any, ...], env: dict[str, str | None] | None = None) -> None:
         self.conn, child = context.Pipe()
         # not daemonic: a daemonic process may not start one of its own (``baseline_worker_share``); it ends
         # on "stop", or on EOF when this process dies without sending it
         self.process = context.Process(target=path_process, args=(child, make_args))
-        self.process.start()
+        saved = {name: os.environ.get(name) for name in env or {}}
+        set_environment(env or {})  # a spawned process starts with this process's environment as it is now
+        try:
+            self.process.start()
+        finally:
+            set_environment(saved)
         child.close()  # the child's end lives in the child only: its death is then an EOF here, not a hang
-        if self.ask(None) != "ready":
+        answer = self.ask(None)
+        if not (isinstance(answer, tuple) and answer[0] == "ready"):
             raise RuntimeError(f"path process {make_args[1]} did not start")
+        waits = ", ".join(f"{name}={value}" for name, value in answer[1].items() if value is not None)
+        print(f"path {make_args[1]}/{make_args[2]}: OpenMP waits {waits or 'as the defaults have them'}", flush=True)
 
     def ask(self, command: str | None) -> Any:
         if command is not None:
@@ -208,6 +243,7 @@ def main() -> None:
         metavar="NAME:FIELD=V[,FIELD=V]",
         help="a what-if path: the new path with these config fields (repeatable)",
     )
+    parser.add_argument("--load", type=int, default=0, help="other processes spinning a core each (default 0)")
     parser.add_argument("--profile", action="store_true", help="print a cProfile of one extra round per path")
     parser.add_argument("--json", default=None, help="append the result rows to this JSONL file")
     args = parser.parse_args()
@@ -217,7 +253,11 @@ def main() -> None:
         name, _, fields = spec.partition(":")
         if not name or name in PATHS or not fields:
             parser.error(f"--variant {spec!r}: want NAME:FIELD=V[,FIELD=V] with a new name (not {sorted(PATHS)})")
-        PATHS[name] = [*PATHS["new"], *fields.split(",")]
+        env_fields = [f for f in fields.split(",") if f.startswith("env.")]
+        if any("=" not in f or f.startswith("env.=") for f in env_fields):
+            parser.error(f"--variant {spec!r}: an environment field is env.VAR=VALUE")
+        PATH_ENV[name] = {var: value or None for var, value in (f[4:].split("=", 1) for f in env_fields)}
+        PATHS[name] = [*PATHS["new"], *(f for f in fields.split(",") if not f.startswith("env."))]
         paths.append(name)
     unknown = [p for p in paths if p not in PATHS]
     if unknown:
@@ -226,12 +266,20 @@ def main() -> None:
     run_root = tempfile.mkdtemp(prefix="bench_training_")
     context = mp.get_context("spawn")  # a fresh interpreter each: no torch or allocator state inherited
     trainers: dict[tuple[str, str], PathProcess] = {}
+    busy: list[subprocess.Popen[bytes]] = []
     try:
         for lg in leagues:
             for p in paths:
-                trainers[(p, lg)] = PathProcess(context, (args.config, p, lg, args.batch, run_root, PATHS[p]))
+                make_args = (args.config, p, lg, args.batch, run_root, PATHS[p])
+                trainers[(p, lg)] = PathProcess(context, make_args, PATH_ENV.get(p))
+        busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.load)]
+        if busy:
+            print(f"{len(busy)} busy process(es) spinning from here to the last round", flush=True)
         run_rounds(args, leagues, trainers)
     finally:
+        for proc in busy:
+            proc.kill()
+            proc.wait()
         for trainer in trainers.values():
             trainer.stop()
 

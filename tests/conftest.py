@@ -24,13 +24,6 @@ actions with the E1 check, expected score breakdowns) work on both.
 from __future__ import annotations
 
 import os
-
-# pytest -n 2 runs two workers on CI's two cores, and each trainer in them asks torch (and numba)
-# for two threads: OpenMP's threads spin at every barrier waiting for a thread whose core the
-# other worker holds, which made the training tests ~3x slower (tests/test_average.py: 118 s
-# against 41 s). Waiting threads sleep instead. Read when OpenMP starts, so before torch is
-# imported; children (training runs, notebook kernels) inherit it. Results do not depend on it.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import signal
 import subprocess
 import sys
@@ -50,6 +43,13 @@ from burako_env.melds import PATTERN_INDEX, PATTERNS, Meld
 from burako_env.rules import Rules
 from burako_env.scenario import build_state, tile, tile_text
 from burako_env.tiles import NUM_KINDS
+from training.openmp import sleep_while_waiting
+
+# pytest -n 2 runs two workers on CI's two cores, and each trainer in them asks torch for both:
+# OpenMP's waiting threads spun on the core the other worker held, and the training tests ran
+# ~3x slower (tests/test_average.py: 118 s against 41 s). Importing the training package makes
+# waiters sleep (training/openmp.py); said here as a test module may import torch before it.
+sleep_while_waiting()
 
 ENGINES = ("python", "fast")
 
