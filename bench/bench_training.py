@@ -75,7 +75,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 # the training package before torch, as burako-train imports them: OpenMP's waiters sleep (training/openmp.py)
-from training.openmp import WAIT_SETTINGS  # noqa: E402
+from training.openmp import DEFAULT_WAITS, WAIT_SETTINGS  # noqa: E402
 from training.ppo import Trainer, load_config  # noqa: E402
 
 PATHS: dict[str, list[str]] = {
@@ -88,10 +88,9 @@ PATHS: dict[str, list[str]] = {
 #: paths whose optimiser is today's plain (unfused) Adam
 PLAIN_ADAM = {"today"}
 #: a path's environment variables (``env.VAR=V`` fields of a variant; None: removed), set before its
-#: process imports torch. Today's OpenMP threads wait as libgomp's defaults have them (no
-#: OMP_WAIT_POLICY; its default spin count named, so the training package leaves the waits alone:
-#: training/openmp.py); the other paths inherit the package's (waiters sleep).
-PATH_ENV: dict[str, dict[str, str | None]] = {"today": {"OMP_WAIT_POLICY": None, "GOMP_SPINCOUNT": "300000"}}
+#: process imports torch. Today's OpenMP threads wait as libgomp's defaults have them
+#: (training/openmp.py); the other paths inherit the package's (waiters sleep).
+PATH_ENV: dict[str, dict[str, str | None]] = {"today": dict(DEFAULT_WAITS)}
 LEAGUES: dict[str, list[str]] = {
     "config": [],
     "running": [],
@@ -257,6 +256,11 @@ def main() -> None:
         if any("=" not in f or f.startswith("env.=") for f in env_fields):
             parser.error(f"--variant {spec!r}: an environment field is env.VAR=VALUE")
         PATH_ENV[name] = {var: value or None for var, value in (f[4:].split("=", 1) for f in env_fields)}
+        if "OMP_WAIT_POLICY" in PATH_ENV[name] and not any(PATH_ENV[name].get(v) for v in WAIT_SETTINGS):
+            parser.error(
+                f"--variant {spec!r}: without OMP_WAIT_POLICY the training package sets it again (training/openmp.py); "
+                "libgomp's default waits are env.OMP_WAIT_POLICY=,env.GOMP_SPINCOUNT=300000"
+            )
         PATHS[name] = [*PATHS["new"], *(f for f in fields.split(",") if not f.startswith("env."))]
         paths.append(name)
     unknown = [p for p in paths if p not in PATHS]
@@ -272,7 +276,8 @@ def main() -> None:
             for p in paths:
                 make_args = (args.config, p, lg, args.batch, run_root, PATHS[p])
                 trainers[(p, lg)] = PathProcess(context, make_args, PATH_ENV.get(p))
-        busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.load)]
+        for _ in range(args.load):  # appended one by one: a failed start still stops those started
+            busy.append(subprocess.Popen([sys.executable, "-c", "while True: pass"]))
         if busy:
             print(f"{len(busy)} busy process(es) spinning from here to the last round", flush=True)
         run_rounds(args, leagues, trainers)

@@ -39,9 +39,9 @@ def write_atomic(path: str | Path, write: Callable[[BinaryIO], object]) -> Path:
             write(f)
         return path
     target = path.resolve()  # through a symbolic link: the file it names is replaced, the link stays
-    if not target.parent.is_dir():
-        link = f"{path} is a symbolic link to {target}, and " if path.is_symlink() else ""
-        raise FileNotFoundError(errno.ENOENT, f"cannot write {path}: {link}the folder {target.parent} does not exist")
+    if path.is_symlink() and not target.parent.exists():
+        why = f"it is a symbolic link to {target}, whose folder {target.parent} does not exist"
+        raise FileNotFoundError(errno.ENOENT, f"cannot write {path}: {why}", str(path))
     _remove_stale_temporaries(target)
     # a name no other writer uses; created like open(path, "w") would (0o666 less the umask)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")

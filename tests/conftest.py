@@ -28,6 +28,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -43,13 +44,15 @@ from burako_env.melds import PATTERN_INDEX, PATTERNS, Meld
 from burako_env.rules import Rules
 from burako_env.scenario import build_state, tile, tile_text
 from burako_env.tiles import NUM_KINDS
-from training.openmp import sleep_while_waiting
+from training.openmp import WAIT_SETTINGS
 
 # pytest -n 2 runs two workers on CI's two cores, and each trainer in them asks torch for both:
 # OpenMP's waiting threads spun on the core the other worker held, and the training tests ran
-# ~3x slower (tests/test_average.py: 118 s against 41 s). Importing the training package makes
-# waiters sleep (training/openmp.py); said here as a test module may import torch before it.
-sleep_while_waiting()
+# ~3x slower (tests/test_average.py with tests/test_checkpoint_curve.py: 118 s against 41 s).
+# Importing the training package (above, before any test module can import torch) makes waiters
+# sleep (training/openmp.py). Had a plugin loaded torch first, no wait setting would be set now.
+if not any(name in os.environ for name in WAIT_SETTINGS):
+    warnings.warn("torch was loaded before the training package: OpenMP's waiting threads spin", stacklevel=1)
 
 ENGINES = ("python", "fast")
 

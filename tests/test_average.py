@@ -85,7 +85,6 @@ def test_a_resumed_end_averages_only_this_runs_kept_policies_and_forgets_an_old_
     run = tmp_path / run_dir.name
     shutil.copytree(run_dir, run)
     values = smoke_values(tmp_path, keep_policy_every=1, average_kept_policies=2, eval_games=2)
-    values["eval_opponents"] = ["random"]
 
     def end_again(**changes: object) -> dict[str, Any]:
         trainer = Trainer(PPOConfig(**{**values, **changes}), resume=run, progress=False)

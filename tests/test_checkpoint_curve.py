@@ -27,10 +27,9 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A three-update smoke run that keeps its policy every update and evaluates every other one."""
     root = tmp_path_factory.mktemp("runs")
     values = {**load_config(SMOKE).to_dict(), "run_root": str(root), "total_steps": 2500, "bc_teacher": None}
-    values.update(eval_every=2, eval_games=4, eval_opponents=["random"], keep_policy_every=1, num_envs=8)
-    values.update(
-        league_baselines=["random"]
-    )  # the planner's readable moves were half the run; the curve is not about them
+    # random the league's only baseline: the planner's readable moves were half the run, and the curve is not about them
+    values.update(eval_every=2, eval_games=4, eval_opponents=["random"], league_baselines=["random"])
+    values.update(keep_policy_every=1, num_envs=8)
     trainer = Trainer(PPOConfig(**values), progress=False)
     trainer.train()
     assert trainer.update == 3

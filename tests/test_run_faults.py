@@ -591,9 +591,11 @@ def test_a_link_to_a_missing_folder_is_refused_naming_the_link_and_its_target(tm
     link = tmp_path / "current.json"
     link.symlink_to(tmp_path / "gone" / "report.json")
     with pytest.raises(
-        FileNotFoundError, match=r"current\.json is a symbolic link to .*gone.*report\.json.*gone does not exist"
+        FileNotFoundError, match=r"current\.json: it is a symbolic link to .*gone.*report\.json, whose folder .*gone "
     ):
         write_text_atomic(link, "{}")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["current.json"] and link.is_symlink()
     write_text_atomic(tmp_path / "plain.json", "{}")  # an ordinary target is written as before
     assert (tmp_path / "plain.json").read_text() == "{}"
+    with pytest.raises(NotADirectoryError):  # a file where the folder should be: the OS's own error, as before
+        write_text_atomic(tmp_path / "plain.json" / "inside.json", "{}")

@@ -5,7 +5,7 @@ of every loop a thread that is done spins, by default for about 300,000
 iterations, before it sleeps. When another process holds one of the cores (a
 second job, the trainer's own baseline worker, a second pytest worker) the
 spinning threads take the core that the thread they wait for needs, and a PPO
-update on two threads ran at ~0.55x the speed it has with the waiters asleep.
+update on two threads ran at 0.57x the speed it has with the waiters asleep.
 Alone on the machine the two waits cost the same, within a few percent
 (bench/README.md, "OpenMP's waits").
 
@@ -23,6 +23,9 @@ import sys
 
 #: the environment variables by which a user says how OpenMP threads wait (libgomp's and Intel's)
 WAIT_SETTINGS = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME")
+#: the environment (None: unset) under which a process that imports this package keeps libgomp's default
+#: waits: no policy, and the spin count libgomp uses without one, named so that the package leaves it
+DEFAULT_WAITS: dict[str, str | None] = {"OMP_WAIT_POLICY": None, "GOMP_SPINCOUNT": "300000"}
 
 
 def sleep_while_waiting() -> bool:
