@@ -21,6 +21,7 @@ decisions / all their seconds) and medians, with the ratio this / base.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -37,6 +38,11 @@ KEYS = ("rollout", "update", "end_to_end")
 def serve(tree: str, config: str, path: str, league: str, fields: list[str]) -> None:
     """One checkout's trainer: a JSON line per timed round asked for on stdin, until "stop"."""
     sys.path[:0] = [str(Path(tree) / "bench"), tree]
+    if path == "today":  # OpenMP's default waits, as bench_training gives its today path (before torch loads)
+        with contextlib.suppress(ImportError):  # a checkout from before training/openmp.py waits so already
+            from training.openmp import use_default_waits
+
+            use_default_waits()
     import bench_training  # the checkout's own, found through the path just set
 
     with tempfile.TemporaryDirectory() as run_root:

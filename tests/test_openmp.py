@@ -29,6 +29,8 @@ def wait_settings_of_a_fresh_process(first: str, **env: str) -> str:
         ("import training", {"GOMP_SPINCOUNT": "300000"}, "None 300000"),  # a spin count is a choice too
         ("import training", {"KMP_BLOCKTIME": "200"}, "None None"),
         ("import torch; import training", {}, "None None"),  # too late: OpenMP has read its settings
+        # the benchmarks' "today" path: libgomp's defaults again, named so that the package leaves them
+        ("from training.openmp import use_default_waits; use_default_waits(); import training", {}, "None 300000"),
     ],
 )
 def test_importing_training_makes_openmps_waiting_threads_sleep_unless_chosen_or_too_late(

@@ -35,3 +35,13 @@ def sleep_while_waiting() -> bool:
         return False
     os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
     return True
+
+
+def use_default_waits() -> None:
+    """Undo :func:`sleep_while_waiting` for this process and its children before torch loads: libgomp's
+    default waits (:data:`DEFAULT_WAITS`), as the benchmarks' code from before this module has them."""
+    for name, value in DEFAULT_WAITS.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
