@@ -3,7 +3,7 @@
 torch runs its parallel loops on OpenMP (libgomp in the CPU wheels). At the end
 of every loop a thread that is done spins, by default for about 300,000
 iterations, before it sleeps. When another process holds one of the cores (a
-second job, the trainer's own baseline worker, a second pytest worker) the
+second job, a second pytest worker) the
 spinning threads take the core that the thread they wait for needs, and a PPO
 update on two threads ran at 0.57x the speed it has with the waiters asleep.
 Alone on the machine the two waits cost the same, within a few percent
