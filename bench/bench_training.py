@@ -75,7 +75,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 # the training package before torch, as burako-train imports them: OpenMP's waiters sleep (training/openmp.py)
-from training.openmp import DEFAULT_WAITS, WAIT_SETTINGS  # noqa: E402
+from training.openmp import DEFAULT_WAITS, WAIT_SETTINGS, set_environment  # noqa: E402
 from training.ppo import Trainer, load_config  # noqa: E402
 
 PATHS: dict[str, list[str]] = {
@@ -181,15 +181,6 @@ def path_process(conn: Any, make_args: tuple[Any, ...]) -> None:
                 raise ValueError(f"path process: unknown command {command!r}")
     finally:
         trainer.close()  # a baseline_worker_share variant's own process
-
-
-def set_environment(values: dict[str, str | None]) -> None:
-    """Set these environment variables of this process (None: remove)."""
-    for name, value in values.items():
-        if value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = value
 
 
 class PathProcess:

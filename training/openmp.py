@@ -37,11 +37,16 @@ def sleep_while_waiting() -> bool:
     return True
 
 
-def use_default_waits() -> None:
-    """Undo :func:`sleep_while_waiting` for this process and its children before torch loads: libgomp's
-    default waits (:data:`DEFAULT_WAITS`), as the benchmarks' code from before this module has them."""
-    for name, value in DEFAULT_WAITS.items():
+def set_environment(values: dict[str, str | None]) -> None:
+    """Set these environment variables of this process and its children (None: remove)."""
+    for name, value in values.items():
         if value is None:
             os.environ.pop(name, None)
         else:
             os.environ[name] = value
+
+
+def use_default_waits() -> None:
+    """Undo :func:`sleep_while_waiting` for this process and its children before torch loads: libgomp's
+    default waits (:data:`DEFAULT_WAITS`), as the benchmarks' code from before this module has them."""
+    set_environment(DEFAULT_WAITS)
