@@ -44,7 +44,7 @@ from training.ppo import (
     resolve_precision,
 )
 from training.resume import load_optimizer_state
-from training.rollout import DecisionStore, episode_batch
+from training.rollout import DecisionStore, StoredCollect, StoredEpisode, episode_batch
 from training.schedule import schedule_problems, value_at
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -535,6 +535,62 @@ def test_a_baseline_that_fails_in_the_worker_names_its_error(tmp_path: Path) -> 
             trainer.collect()
     finally:
         trainer.close()
+
+
+def test_a_baseline_worker_that_died_between_steps_is_named(tmp_path: Path) -> None:
+    """A worker killed between two steps (the out-of-memory killer, say): the next step's send says the
+    worker died and how, not a bare BrokenPipeError."""
+    cfg = vector_config(
+        tmp_path, league_baselines=["random"], self_play_fraction=0.0, snapshot_every=0, baseline_worker_share=1.0
+    )
+    trainer = Trainer(cfg, progress=False)
+    try:
+        rollout = trainer.vector
+        assert rollout is not None and rollout.worker is not None
+        trainer.collect()
+        rollout.worker.process.kill()
+        rollout.worker.process.join(timeout=10)
+        with pytest.raises(RuntimeError, match=r"the baseline worker died \(exit code -9\)"):
+            trainer.collect()
+    finally:
+        trainer.close()
+
+
+class _InterruptedCollect(StoredCollect):
+    """Each step stores two decisions of a finished hand; a hand still in play holds four rows."""
+
+    def __init__(self) -> None:
+        self.store = DecisionStore(2, num_actions=8, capacity=8)
+        self._learned = []
+        self.interrupt = False
+        self.in_play: np.ndarray | None = None
+
+    def step(self, finished: list[StoredEpisode]) -> int:
+        if self.interrupt:
+            raise KeyboardInterrupt
+        if self.in_play is None:
+            self.in_play = self.store.put(np.zeros((4, 2), np.float32), np.ones((4, 8), np.int8))
+        finished.append(
+            StoredEpisode(self.store, self.store.put(np.ones((2, 2), np.float32), np.ones((2, 8), np.int8)), 0.0)
+        )
+        return 2
+
+
+def test_a_collect_interrupted_midway_frees_the_last_batchs_rows_once() -> None:
+    """Ctrl-C in a collect (a notebook), then collect again: the rows of the batch learned before are freed
+    once, so the rows handed out next never belong to a live hand or to the batch just returned."""
+    rollout = _InterruptedCollect()
+    rollout.collect(2)
+    rollout.interrupt = True
+    with pytest.raises(KeyboardInterrupt):
+        rollout.collect(2)
+    rollout.interrupt = False
+    (episode,) = rollout.collect(2)
+    assert rollout.in_play is not None
+    held = {*episode.rows.tolist(), *rollout.in_play.tolist()}
+    assert rollout.store.size == len(held) == 6
+    handed_out = rollout.store.put(np.zeros((2, 2), np.float32), np.ones((2, 8), np.int8))
+    assert not held & set(handed_out.tolist())
 
 
 class _PeekingBaseline:

@@ -151,16 +151,24 @@ class BaselineWorker:
         self._finalizer = weakref.finalize(self, _stop, self.process, self.conn)
 
     def submit(self, events: list[tuple[Any, ...]], requests: list[Request]) -> None:
-        self.conn.send((events, requests))
+        try:
+            self.conn.send((events, requests))
+        except (BrokenPipeError, ConnectionResetError, EOFError):
+            raise self._died() from None
 
     def actions(self) -> list[int]:
         try:
             status, payload = self.conn.recv()
-        except EOFError:
-            raise RuntimeError(f"the baseline worker died (exit code {self.process.exitcode})") from None
+        except (EOFError, ConnectionResetError):
+            raise self._died() from None
         if status != "ok":
             raise RuntimeError(f"a league baseline failed in the worker process:\n{payload}")
         return payload
+
+    def _died(self) -> RuntimeError:
+        """The error for a worker found gone (killed, out of memory, crashed): its exit code, once it has one."""
+        self.process.join(timeout=1.0)
+        return RuntimeError(f"the baseline worker died (exit code {self.process.exitcode})")
 
     def close(self) -> None:
         self._finalizer()

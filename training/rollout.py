@@ -219,6 +219,9 @@ class StoredCollect:
         """Play until at least ``batch_size`` learner decisions lie in finished episodes."""
         for rows in self._learned:
             self.store.release(rows)
+        # forgotten at once: a collect that raises (Ctrl-C, a worker's error) must not leave them to be
+        # released again by the next one, which would hand the same rows out twice
+        self._learned = []
         finished: list[StoredEpisode] = play_until(self.step, batch_size)
         self._learned = [ep.rows for ep in finished]
         return finished
