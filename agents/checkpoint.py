@@ -76,12 +76,25 @@ def _load_failure(exc: BaseException) -> str:
     return f"{' '.join(kept) or type(exc).__name__} (only tensors and plain values are loaded)"
 
 
+def _check_crcs(path: Path) -> None:
+    """torch.load does not check the archive's CRCs, so a flipped bit in the weights would load as another
+    number: every member's CRC is checked first (a few ms per MB). A file that is not a zip archive is
+    left to torch.load's own error."""
+    if not zipfile.is_zipfile(path):
+        return
+    with zipfile.ZipFile(path) as archive:
+        damaged = archive.testzip()
+    if damaged is not None:
+        raise zipfile.BadZipFile(f"{damaged} fails its CRC check (the file is damaged)")
+
+
 def load(path: str | Path) -> dict[str, Any]:
     """Read a checkpoint safely; every failure is a :class:`CheckpointError`."""
     path = Path(path)
     if (why := not_a_file(path)) is not None:
         raise CheckpointError(f"checkpoint {path} {why}")
     try:
+        _check_crcs(path)
         data = torch.load(path, map_location="cpu", weights_only=True)
     except (pickle.UnpicklingError, RuntimeError, EOFError, zipfile.BadZipFile, OSError, ValueError) as exc:
         raise CheckpointError(
@@ -141,6 +154,16 @@ def _check_tensors(tensors: Any, where: str, source: str) -> None:
             )
 
 
+#: the whole-number sizes of a network shape a checkpoint may give (a crafted -1 or 10**9 is refused before
+#: any tensor is allocated)
+SHAPE_RANGES: dict[str, tuple[int, int]] = {
+    "num_players": (2, 4),
+    "obs_size": (1, 1 << 20),
+    "hidden": (1, 1 << 14),
+    "slot_embed": (1, 1 << 10),
+}
+
+
 def check_structure(data: dict[str, Any], source: str) -> None:
     """The parts a checkpoint must have, with their types: a crafted or damaged
     file fails here with a :class:`CheckpointError`, never later with a
@@ -159,6 +182,9 @@ def check_structure(data: dict[str, Any], source: str) -> None:
         want = types[key]
         if not isinstance(value, want) or (want is not bool and isinstance(value, bool)):
             raise CheckpointError(f"{source}: network shape {key!r} is a {type(value).__name__}, not {want.__name__}")
+    for key, (low, high) in SHAPE_RANGES.items():
+        if key in shape and not low <= shape[key] <= high:
+            raise CheckpointError(f"{source}: network shape {key!r} is {shape[key]}, outside [{low}, {high}]")
     if shape.get("game", "burako") not in GAME_ACTIONS:
         raise CheckpointError(f"{source}: unknown game {shape['game']!r}; games: {sorted(GAME_ACTIONS)}")
     _check_tensors(policy["state_dict"], "policy.state_dict", source)
@@ -199,6 +225,14 @@ def check_structure(data: dict[str, Any], source: str) -> None:
     rng = trainer["rng"]
     if not isinstance(rng.get("numpy"), str) or not isinstance(rng.get("torch"), torch.Tensor):
         raise CheckpointError(f"{source}: the RNG state is malformed (expected 'numpy' text and a 'torch' tensor)")
+    cuda = rng.get("cuda", [])  # a run on a GPU: each device's generator
+    if not isinstance(cuda, list) or not all(isinstance(state, torch.Tensor) for state in cuda):
+        raise CheckpointError(f"{source}: the RNG state's 'cuda' part must be a list of tensors")
+    league = trainer["league"]
+    if not isinstance(league.get("snapshots"), dict) or not isinstance(league.get("results"), dict):
+        raise CheckpointError(f"{source}: the league state is malformed (expected 'snapshots' and 'results')")
+    for name, weights in league["snapshots"].items():
+        _check_tensors(weights, f"league snapshot {name!r}", source)
 
 
 def policy_payload(
@@ -304,7 +338,7 @@ def build_policy(data: dict[str, Any], source: str = "checkpoint") -> tuple[Poli
     shape, rules = policy_description(data, source)
     try:
         net = PolicyNet(shape, rules)
-    except ValueError as exc:
+    except (ValueError, RuntimeError) as exc:
         raise CheckpointError(f"{source}: the stored network shape does not fit its rules: {exc}") from exc
     try:
         net.load_state_dict({k: v.float() for k, v in data["policy"]["state_dict"].items()})

@@ -40,7 +40,7 @@ export PYTHONUNBUFFERED=1
 echo "== 1. training tests with CUDA visible"
 timeout 200 "$py" -m pytest -q -n 8 -p no:cacheprovider \
     tests/test_training_vector.py tests/test_privileged_value.py tests/test_ppo_parts.py \
-    tests/test_training.py tests/test_run_faults.py > "$out/pytest.txt" 2>&1
+    tests/test_training.py tests/test_run_faults.py tests/test_resume_faults.py > "$out/pytest.txt" 2>&1
 echo "pytest rc=$?"
 tail -25 "$out/pytest.txt"
 

@@ -103,11 +103,8 @@ def test_a_run_keeps_its_start_as_the_anchor_trains_toward_it_and_resumes_with_i
     for name, tensor in net.state_dict().items():
         assert torch.equal(resumed.anchor.state_dict()[name], tensor), name
     (trainer.run_dir / ANCHOR_FILE).unlink()
-    again = Trainer(PPOConfig(**{**values, "total_steps": 1500}), resume=trainer.run_dir, progress=False)
     with pytest.raises(ckpt.CheckpointError, match=r"anchor\.pt is missing: anchor_kl_coef needs the network"):
-        again.train()
-    again.writer.close()
-    again.lock.release()
+        Trainer(PPOConfig(**{**values, "total_steps": 1500}), resume=trainer.run_dir, progress=False)
 
 
 def test_the_divergence_in_the_loss_keeps_an_update_nearer_its_anchor(tmp_path: Path) -> None:

@@ -141,7 +141,8 @@ def test_a_run_whose_budget_ends_before_its_schedules_last_point_says_so_early(
     assert both is not None and "total_steps and max_minutes end the run after 630 updates" in both
     assert "raise total_steps by at least 0.2 M decisions; max_minutes by at least 299 minutes" in both
     steps = pace_warning(schedules, seconds_left=None, decisions_left=20e6, **slow)  # no clock: total_steps ends it
-    assert steps is not None and "total_steps ends the run after 1,262 updates" in steps and "19.2 M" in steps
+    # 20 M decisions are 1,212.1 updates' worth: the 1,213th still starts (the loop runs while decisions remain)
+    assert steps is not None and "total_steps ends the run after 1,263 updates" in steps and "19.2 M" in steps
     assert pace_warning(schedules, seconds_left=None, decisions_left=40e6, **slow) is None  # 2,474 updates
     fast = dict(slow, seconds_timed=125.0)
     assert pace_warning(schedules, seconds_left=6_200.0, decisions_left=40e6, **fast) is None  # the shipped run
@@ -150,10 +151,13 @@ def test_a_run_whose_budget_ends_before_its_schedules_last_point_says_so_early(
     assert capped is not None and "max_updates ends the run after 2,420 updates" in capped
     assert "raise max_updates to at least 2,421" in capped
     assert pace_warning(schedules, seconds_left=None, decisions_left=40e6, **{**fast, "max_updates": 2_421}) is None
-    assert pace_warning(schedules, seconds_left=23_710.0, decisions_left=40e6, **slow) is None  # 2,371 more: enough
+    # 2,370.1 updates' time: the 2,371st starts before the clock runs out, and it is update 2,420
+    assert pace_warning(schedules, seconds_left=23_701.0, decisions_left=40e6, **slow) is None
     assert "max_minutes by at least 1 minute;" in str(
-        pace_warning(schedules, seconds_left=23_705.0, decisions_left=40e6, **slow)
+        pace_warning(schedules, seconds_left=23_700.0, decisions_left=40e6, **slow)
     )
+    assert pace_warning(schedules, seconds_left=None, decisions_left=2_371 * 16_500 - 1.0, **slow) is None
+    assert "total_steps ends" in str(pace_warning(schedules, seconds_left=None, decisions_left=2_370 * 16_500, **slow))
     assert pace_warning({}, seconds_left=1.0, decisions_left=1.0, **slow) is None  # nothing scheduled
     assert pace_warning(schedules, seconds_left=1.0, decisions_left=1.0, **{**slow, "update": 2_421}) is None
 
@@ -301,6 +305,14 @@ def test_league_prioritises_opponents_it_beats_least_and_evicts_old_snapshots() 
     for update in (10, 20, 30):
         league.add_snapshot(update, net.state_dict())
     assert list(league.snapshots) == ["snapshot:20", "snapshot:30"]
+    league.record("snapshot:20", 1.0)
+    # a resume that lowers max_snapshots keeps the newest only, with their results
+    fewer = League(["planner", "random"], "prioritized", self_play_fraction=0.2, max_snapshots=1)
+    fewer.load_state(league.state())
+    assert list(fewer.snapshots) == ["snapshot:30"] and "snapshot:20" not in fewer.results
+    none = League(["planner", "random"], "prioritized", self_play_fraction=0.2, max_snapshots=0)
+    none.load_state(league.state())
+    assert none.snapshots == {} and set(none.probabilities()) == {"planner", "random", "self"}
     uniform = League(["planner", "random"], "uniform", self_play_fraction=0.0)
     assert uniform.probabilities() == {"planner": 0.5, "random": 0.5}
     with pytest.raises(ValueError, match="scheme"):

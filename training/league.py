@@ -82,11 +82,15 @@ class League:
         """Freeze the current weights; the oldest snapshot leaves when full."""
         name = f"{SNAPSHOT_PREFIX}{update}"
         self.snapshots[name] = {k: v.detach().clone() for k, v in state_dict.items()}
+        self._evict_beyond_max()
+        return name
+
+    def _evict_beyond_max(self) -> None:
+        """The oldest snapshots leave, with their results, until ``max_snapshots`` remain."""
         while len(self.snapshots) > self.max_snapshots:
             oldest = next(iter(self.snapshots))
             del self.snapshots[oldest]
             self.results.pop(oldest, None)
-        return name
 
     # ------------------------------------------------------------------ sampling
     def win_rate(self, member: str) -> float:
@@ -139,5 +143,7 @@ class League:
         }
 
     def load_state(self, state: dict[str, Any]) -> None:
+        """A checkpoint's league; a resume that lowered ``max_snapshots`` drops its oldest snapshots."""
         self.snapshots = {k: dict(v) for k, v in state["snapshots"].items()}
         self.results = {k: [float(x) for x in v] for k, v in state["results"].items()}
+        self._evict_beyond_max()

@@ -658,7 +658,8 @@ class Trainer:
     """Owns the network, optimiser, league, games and run folder of one run."""
 
     def __init__(self, config: PPOConfig, resume: str | Path | None = None, progress: bool = True) -> None:
-        problems = [*teacher_problems(config), *baseline_problems(config)] if resume is None else []
+        # a resume checks its teacher too, once its checkpoint says cloning is still to come
+        problems = [*(teacher_problems(config) if resume is None else []), *baseline_problems(config)]
         if problems:
             raise ValueError("bad training config: " + "; ".join(problems))
         self.cfg = config
@@ -715,6 +716,11 @@ class Trainer:
         self.eval_history: list[dict[str, Any]] = []
         if resume is not None:
             self.run_dir = restore(self, Path(resume))
+            problems = [] if self.bc_done else teacher_problems(config)
+            if problems:
+                raise ValueError("bad training config: " + "; ".join(problems))
+            if self.uses_anchor and self.update > 0 and not (self.run_dir / ANCHOR_FILE).is_file():
+                raise ckpt.CheckpointError(self._missing_anchor())
             if Path(self.cfg.run_root).resolve() != self.run_dir.parent.resolve():
                 # a resumed run stays in its folder: config.yaml must say where that is, not another run_root
                 print(f"run_root: the resumed run stays in {self.run_dir} (run_root recorded as its folder's parent)",
@@ -1046,6 +1052,12 @@ class Trainer:
         points = self.cfg.schedules.get("anchor_kl_coef", [])
         return self.cfg.anchor_kl_coef > 0 or any(point[1] > 0 for point in points)
 
+    def _missing_anchor(self) -> str:
+        return (
+            f"{self.run_dir / ANCHOR_FILE} is missing: anchor_kl_coef needs the network this run's PPO started "
+            "from, kept when it started; a run under way that never used it cannot get it back (start a new run)"
+        )
+
     def _anchor(self) -> PolicyNet:
         """The network PPO starts from, frozen: written to ``anchor.pt`` before the first update (a
         run resumed before it writes it again, from the same weights), read back after."""
@@ -1053,10 +1065,7 @@ class Trainer:
         if self.update == 0:
             self.export_policy(path, half=False)
         elif not path.is_file():
-            raise ckpt.CheckpointError(
-                f"{path} is missing: anchor_kl_coef needs the network this run's PPO started from, kept when it "
-                "started; a run under way that never used it cannot get it back (start a new run)"
-            )
+            raise ckpt.CheckpointError(self._missing_anchor())
         net, _ = ckpt.build_policy(ckpt.load(path), source=str(path))
         if net.shape != self.net.shape:
             raise ckpt.CheckpointError(f"{path} holds another network than this run's ({net.shape.to_dict()})")
@@ -1284,6 +1293,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with sigterm_as_interrupt():  # kill (SIGTERM) stops a run as Ctrl-C does
             policy = trainer.train()
+    except ckpt.CheckpointError as exc:  # a file the run reads as it goes (anchor.pt, a kept policy)
+        trainer.close()
+        parser.error(str(exc))
     except KeyboardInterrupt:
         trainer.writer.close()  # what was logged up to now reaches TensorBoard
         trainer.close()

@@ -2,15 +2,21 @@
 
 A run folder is ``{run_root}/{env}__{exp}__{seed}__{time}``
 (:func:`new_run_dir`). ``checkpoints/latest.pt`` (every ``checkpoint_every``
-updates, after behaviour cloning, and at the end) holds the policy and
-everything else needed to continue exactly where the run stopped: the
-optimiser, both random generators (numpy's and torch's), the counters, the
-wall-clock time used so far, whether cloning is done, the league (snapshots
-and results) and the evaluation history. ``burako-train --resume RUN_DIR``
-(:func:`latest_checkpoint`) loads it into a new :class:`~training.ppo.Trainer`
-(:func:`restore`); TensorBoard events logged after the checkpoint's step are
-dropped, so the curves continue without a fold. The format and its checks
-are :mod:`training.checkpoint`'s.
+updates, after behaviour cloning, and at the end) holds the policy and the
+state the run continues from: the optimiser, the random generators (numpy's,
+torch's, and CUDA's on a GPU), the counters, the wall-clock time used so far,
+whether cloning is done, the league (snapshots and results) and the evaluation
+history. ``burako-train --resume RUN_DIR`` (:func:`latest_checkpoint`) loads
+it into a new :class:`~training.ppo.Trainer` (:func:`restore`); TensorBoard
+events logged after the checkpoint's step are dropped, so the curves continue
+without a fold. The format and its checks are :mod:`agents.checkpoint`'s.
+
+What it does not hold is the games in play: a resumed run deals fresh hands,
+and the learner decisions of the hands unfinished at the checkpoint are not
+learned. So a resumed run is not the uninterrupted run bit for bit (its
+batches differ from the first update after the resume); it is the same run
+in everything a checkpoint holds. Its rules and seed cannot change (a resume
+that tries is refused): the random state continues from the checkpoint.
 
 ``config.yaml`` in the run folder is the config the run is going on with
 (:func:`record_config`): a resume that changes fields (``--set
@@ -21,17 +27,17 @@ max_minutes=115``) rewrites it and appends what changed, at which update, to
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import torch
 import yaml
 
 from agents import checkpoint as ckpt
-from agents.network import NetworkShape
+from agents.network import NetworkShape, PolicyNet
 from burako_env.safe_yaml import short_repr
 from training.files import write_text_atomic
 
@@ -84,8 +90,22 @@ def latest_checkpoint(path: Path) -> Path:
     return path / "checkpoints" / "latest.pt" if path.is_dir() else path
 
 
-def _rng_state(rng: np.random.Generator) -> dict[str, Any]:
-    return {"numpy": json.dumps(rng.bit_generator.state), "torch": torch.get_rng_state()}
+def run_folder_of(checkpoint: Path) -> Path:
+    """The run folder a training checkpoint continues in: the folder above its ``checkpoints/``."""
+    path = Path(os.path.abspath(checkpoint))  # "latest.pt" given from inside checkpoints/ is that folder's
+    if path.parent.name != "checkpoints":
+        raise ckpt.CheckpointError(
+            f"{checkpoint} is not in a run folder's checkpoints/, so there is no run folder to continue in; "
+            "resume from the run folder (or a checkpoint inside its checkpoints/)"
+        )
+    return path.parent.parent
+
+
+def _rng_state(trainer: Trainer) -> dict[str, Any]:
+    state = {"numpy": json.dumps(trainer.rng.bit_generator.state), "torch": torch.get_rng_state()}
+    if trainer.device.type == "cuda":  # the rollout's action draws on a GPU come from CUDA's generators
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
 
 
 def save_checkpoint(trainer: Trainer, name: str = "latest.pt") -> Path:
@@ -94,7 +114,7 @@ def save_checkpoint(trainer: Trainer, name: str = "latest.pt") -> Path:
     payload["format"] = ckpt.TRAINING_FORMAT
     payload["trainer"] = {
         "optimizer": trainer.optimizer.state_dict(),
-        "rng": _rng_state(trainer.rng),
+        "rng": _rng_state(trainer),
         "update": trainer.update,
         "global_step": trainer.global_step,
         "episodes": trainer.episodes_done,
@@ -136,19 +156,26 @@ def restore(trainer: Trainer, path: Path) -> Path:
     data = ckpt.load(path)
     if data["format"] != ckpt.TRAINING_FORMAT or "trainer" not in data:
         raise ckpt.CheckpointError(f"{path} is an exported policy, not a training checkpoint; it cannot resume")
+    run_dir = run_folder_of(path)
     shape = NetworkShape(**data["policy"]["shape"])
     if shape.game != trainer.game:
         raise ckpt.CheckpointError(f"{path} is a {shape.game} run; this config trains {trainer.game} (game: ...)")
     ckpt.check_layout(shape, trainer.layout, str(path))
     if shape != trainer.net.shape:
         raise ckpt.CheckpointError(f"{path}: network {shape} differs from the config's {trainer.net.shape}")
+    _check_same_run(data, trainer, path)
     t = data["trainer"]
     try:
         trainer.net.load_state_dict(data["policy"]["state_dict"])
         load_optimizer_state(trainer.optimizer, t["optimizer"])
         trainer.rng.bit_generator.state = json.loads(t["rng"]["numpy"])
         torch.set_rng_state(t["rng"]["torch"])
+        if trainer.device.type == "cuda" and "cuda" in t["rng"]:
+            torch.cuda.set_rng_state_all(t["rng"]["cuda"])
         trainer.league.load_state(t["league"])
+        probe = PolicyNet(trainer.net.shape, trainer.rules)
+        for weights in trainer.league.snapshots.values():  # a damaged snapshot fails here, not in a game
+            probe.load_state_dict(weights)
         trainer.eval_history = json.loads(t["eval_history"])
     except (RuntimeError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ckpt.CheckpointError(
@@ -161,7 +188,24 @@ def restore(trainer: Trainer, path: Path) -> Path:
     trainer.elapsed_before = float(t["elapsed"])
     trainer.bc_done = bool(t["bc_done"])
     _keep_precision(trainer, t.get("precision"))
-    return path.parent.parent
+    return run_dir
+
+
+def _check_same_run(data: dict[str, Any], trainer: Trainer, path: Path) -> None:
+    """Refuse a resume under other rules (an edited rules file, another preset) or another seed."""
+    stored, now = data["rules"], trainer.rules.to_dict()
+    if stored != now:
+        differ = sorted(k for k in {*stored, *now} if stored.get(k) != now.get(k))
+        raise ckpt.CheckpointError(
+            f"{path}: the run was trained under other rules than config rules {trainer.cfg.rules!r} gives now "
+            f"(they differ in {differ}); a run cannot change its rules midway (start a new run)"
+        )
+    seed = data["config"].get("seed")
+    if seed is not None and seed != trainer.cfg.seed:
+        raise ckpt.CheckpointError(
+            f"{path}: the run's seed is {seed}, the config says {trainer.cfg.seed}: a resume continues the run's "
+            f"random state from its checkpoint, so its seed cannot change (--set seed={seed}, or a new run)"
+        )
 
 
 def _keep_precision(trainer: Trainer, saved: str | None) -> None:

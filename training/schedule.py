@@ -146,8 +146,10 @@ def pace_warning(
     as well as ``total_steps``: on a slower machine the clock ends the run before a late step-size
     decay, and the bot it exports never had it. Said early, so the run can be stopped and given a
     larger budget or moved points instead of ending weaker without a word. A point at update ``u``
-    takes effect when update ``u`` runs, so the run must make ``u + 1`` updates; every bound that
-    stops it sooner is named, with what it needs (rounded up)."""
+    takes effect when update ``u`` runs, so the run must make ``u + 1`` updates. A bound that allows
+    ``x`` more updates at this pace lets ``ceil(x)`` start (the loop starts one whenever the clock and
+    the decisions are not yet used up); every bound that stops the run sooner is named, with what it
+    needs (rounded up)."""
     last = last_scheduled_update(schedules)
     if last is None or updates_timed <= 0 or update > last[0]:
         return None
@@ -156,11 +158,11 @@ def pace_warning(
     seconds_per_update = seconds_timed / updates_timed
     short: list[tuple[float, str, str]] = []  # (updates the bound allows, the bound, what to raise)
     steps_allows = decisions_left / max(decisions_per_update, 1e-9)
-    if steps_allows < needed:
+    if math.ceil(steps_allows) < needed:
         more = max(math.ceil((needed - steps_allows) * decisions_per_update / 1e5) / 10, 0.1)
         short.append((steps_allows, "total_steps", f"total_steps by at least {more:.1f} M decisions"))
     clock_allows = None if seconds_left is None else seconds_left / max(seconds_per_update, 1e-9)
-    if clock_allows is not None and clock_allows < needed:
+    if clock_allows is not None and math.ceil(clock_allows) < needed:
         minutes = max(math.ceil((needed - clock_allows) * seconds_per_update / 60), 1)
         advice = f"max_minutes by at least {minutes} minute{'s' if minutes > 1 else ''}"
         short.append((clock_allows, "max_minutes", advice))
@@ -168,7 +170,7 @@ def pace_warning(
         short.append((float(max_updates - update), "max_updates", f"max_updates to at least {target + 1:,}"))
     if not short:
         return None
-    end = update + max(0, math.floor(min(allowed for allowed, _, _ in short)))
+    end = update + max(0, math.ceil(min(allowed for allowed, _, _ in short)))
     bounds = " and ".join(bound for _, bound, _ in short)
     raises = "; ".join(advice for _, _, advice in short)
     return (
