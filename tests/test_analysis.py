@@ -98,6 +98,30 @@ def test_tournament_frames_and_crosstable_matrix() -> None:
         analysis.tournament_frames(ROOT / "docs")
 
 
+def test_the_shipped_bots_gauntlet_is_a_complete_run_against_the_main_tournaments_field() -> None:
+    """docs/tournament/shipped_bot is configs/tournament_shipped_bot.yaml's complete run; its field is
+    configs/tournament.yaml's participants under the same names and settings, and its challenger is the
+    checkpoint shipped now (a bot replaced since would make the published games another bot's)."""
+    import hashlib
+    import json
+
+    from training.tournament import load_config
+
+    folder = ROOT / "docs" / "tournament" / "shipped_bot"
+    shipped = load_config(ROOT / "configs" / "tournament_shipped_bot.yaml")
+    assert load_config(folder / "config.yaml").game_fingerprint() == shipped.game_fingerprint()
+    main_field = {p.name: p for p in load_config(ROOT / "configs" / "tournament.yaml").participants}
+    field = {p.name: p for p in shipped.participants if p.name not in shipped.challengers}
+    assert field == main_field and shipped.challengers == ("shipped_bot",)
+    frames = analysis.tournament_frames(folder)
+    assert len(frames["results"]) == len(field) * shipped.games_per_pairing
+    assert set(frames["results"]["a"]) == {"shipped_bot"} and set(frames["results"]["b"]) == set(field)
+    checkpoint = ROOT / "agents" / "checkpoints" / "burako_ppo.pt"
+    digests = json.loads((folder / "agent_files.json").read_text(encoding="utf-8"))
+    path = "agents/checkpoints/burako_ppo.pt"
+    assert digests["shipped_bot"] == {path: hashlib.sha256(checkpoint.read_bytes()).hexdigest()}
+
+
 def test_tensorboard_scalars_reads_back_what_was_written(tmp_path: Path) -> None:
     from torch.utils.tensorboard import SummaryWriter
 
