@@ -123,7 +123,7 @@ def is_valid_meld(meld: Meld, rules: Rules) -> bool:
         return False
     if max(meld.set_colours) > 2 or min(meld.set_colours) < 0:
         return False
-    return not (rules.set_colours_distinct and max(meld.set_colours) > 1)
+    return not (rules.set_colours_distinct and (max(meld.set_colours) > 1 or meld.length > NUM_COLOURS))
 
 
 def add_outcomes(meld: Meld, kind: int, rules: Rules) -> tuple[Meld, ...]:
@@ -154,13 +154,16 @@ def add_outcomes(meld: Meld, kind: int, rules: Rules) -> tuple[Meld, ...]:
                     out.append(make_run(colour, min(lo, pos), max(hi, pos), kind, pos))
     else:
         number = meld.number
+        # distinct colours: a set holds at most one tile per colour, so at most 4 tiles; a wild stands
+        # for a colour the set lacks (table "sets allowed" of burako_casual)
+        full = rules.set_colours_distinct and meld.length >= NUM_COLOURS
         if kind != JOKER and KIND_NUMBER_LIST[kind] == number:
             colour = KIND_COLOUR_LIST[kind]
-            if not (rules.set_colours_distinct and meld.set_colours[colour]):
+            if not (rules.set_colours_distinct and (meld.set_colours[colour] or full)):
                 colours = list(meld.set_colours)
                 colours[colour] += 1
                 out.append(make_set(number, tuple(colours), meld.wild_kind))  # type: ignore[arg-type]
-        elif IS_WILD[kind] and meld.wild_kind < 0:
+        elif IS_WILD[kind] and meld.wild_kind < 0 and not full:
             out.append(make_set(number, meld.set_colours, kind))
     # Deduplicate, keep a fixed order (lower placement first) for CHOOSE_END.
     unique = sorted(set(out), key=lambda m: (m.lo, m.wild_pos, m.hi))

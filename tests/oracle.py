@@ -155,7 +155,9 @@ def _valid_set(tiles: list[Tile], rules: Any) -> bool:
         return False
     if len({number_of(k) for k in naturals}) != 1:  # one number (never 2: 2s are wild)
         return False
-    return not (rules.set_colours_distinct and len({colour_of(k) for k in naturals}) != len(naturals))
+    # distinct colours: one tile per colour, a wild standing for a missing one, so at most 4 tiles
+    distinct = len({colour_of(k) for k in naturals}) == len(naturals) and len(tiles) <= 4
+    return not (rules.set_colours_distinct and not distinct)
 
 
 def is_clean(tiles: list[Tile]) -> bool:

@@ -185,6 +185,24 @@ def test_burako_casual_sets_need_distinct_colours(engine: Engine) -> None:
     assert not mask[A.add_action(0, tile("K8"))]
 
 
+def test_burako_casual_sets_hold_at_most_four_tiles_a_wild_standing_for_a_missing_colour(engine: Engine) -> None:
+    """Part 2 table, burako_casual: sets of "distinct colours (so at most 4)". A wild stands for a colour
+    the set lacks: a set of all four colours takes no wild, and a three-colour set with a wild takes no
+    fourth natural (both engines let either make a 5-tile set). Colours free (burako): both allowed."""
+    full = engine.build(2, "burako_casual", hands={0: "R2 Y9 Y9 K10"}, melds={0: [pierna(8, "K R B Y")]})
+    assert not full.legal_mask()[A.add_action(0, tile("R2"))]
+    with_wild = engine.build(2, "burako_casual", hands={0: "Y8 Y9 Y9 K10"}, melds={0: [pierna(8, "K R B", "R2")]})
+    assert not with_wild.legal_mask()[A.add_action(0, tile("Y8"))]
+    three = engine.build(2, "burako_casual", hands={0: "R2 Y8 Y9 K10"}, melds={0: [pierna(8, "K R B")]})
+    assert three.legal_mask()[A.add_action(0, tile("R2"))] and three.legal_mask()[A.add_action(0, tile("Y8"))]
+    free = engine.build(2, "burako", hands={0: "R2 Y8 Y9 K10"}, melds={0: [pierna(8, "K R B Y")]})
+    assert free.legal_mask()[A.add_action(0, tile("R2"))]
+    free = engine.build(2, "burako", hands={0: "Y8 Y9 Y9 K10"}, melds={0: [pierna(8, "K R B", "R2")]})
+    assert free.legal_mask()[A.add_action(0, tile("Y8"))]
+    with pytest.raises(ValueError):  # such a set is no position of the game
+        engine.build(2, "burako_casual", hands={0: "Y9 Y9 K10"}, melds={0: [pierna(8, "K R B Y", "R2")]})
+
+
 # --------------------------------------------------------------------------- unplayed indirect muerto
 
 

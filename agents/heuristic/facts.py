@@ -159,7 +159,7 @@ def meld_progress(meld: Meld, facts: RuleFacts, weights: HeuristicWeights = PLAN
         return canasta_bonus(meld, facts.rules)
     share = weights.canasta_share[length]
     if not meld.is_run and facts.rules.set_colours_distinct:
-        return 0.0  # a set of distinct colours holds at most 5 tiles: never a canasta
+        return 0.0  # a set of distinct colours holds at most 4 tiles: never a canasta
     bonus = facts.clean_bonus if meld.clean else facts.dirty_bonus
     return share * bonus
 
@@ -181,8 +181,9 @@ def extension(meld: Meld, hand: list[int], rules: Rules) -> int:
             count += 1
         return count
     number = meld.number
-    if rules.set_colours_distinct:
-        return sum(1 for c in range(NUM_COLOURS) if not meld.set_colours[c] and hand[kind_of(c, number)] > 0)
+    if rules.set_colours_distinct:  # one tile per colour, a wild standing for one: at most 4 tiles
+        missing = sum(1 for c in range(NUM_COLOURS) if not meld.set_colours[c] and hand[kind_of(c, number)] > 0)
+        return min(missing, NUM_COLOURS - meld.length)
     return sum(min(hand[kind_of(c, number)], 2 - meld.set_colours[c]) for c in range(NUM_COLOURS))
 
 
