@@ -19,9 +19,9 @@ neither, while an agent that reads them gets exactly what the env and
 :class:`~agents.base.SeatView` would give. Both expire when ``act`` returns:
 they describe one decision, never a later state.
 
-Each seat's view has its own generator, ``default_rng([view_seed, seat])``
-(``view_seed`` defaults to the deal seed), so resampling is reproducible and
-does not depend on what the other seats did with theirs.
+Each seat's view has its own generator, ``burako_env.views.view_generator(view_seed,
+seat)`` (``view_seed`` defaults to the deal seed; a stream apart from the deal's), so
+resampling is reproducible and does not depend on what the other seats did with theirs.
 
 An agent that raises, calls ``sys.exit`` (``SystemExit``), returns something
 that is not a legal action, or (with ``move_time_limit``) takes longer than
@@ -48,7 +48,7 @@ from burako_env.observation import Observer
 from burako_env.outcomes import hand_winner
 from burako_env.records import build_record
 from burako_env.rules import Rules, load_rules
-from burako_env.views import LazySeatView
+from burako_env.views import LazySeatView, view_generator
 
 
 class AgentFault(RuntimeError):
@@ -200,7 +200,7 @@ def play_game(
     if deal_seed < 0:
         raise ValueError(f"play_game: deal_seed must be >= 0, got {deal_seed}")
     vseed = deal_seed if view_seed is None else view_seed
-    view_rngs = [np.random.default_rng([vseed, seat]) for seat in range(num_players)]
+    view_rngs = [view_generator(vseed, seat) for seat in range(num_players)]
 
     state = GameState.new_game(np.random.default_rng(deal_seed), rules, num_players)
     mano = state.mano

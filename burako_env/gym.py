@@ -61,7 +61,7 @@ from burako_env.outcomes import hand_rewards
 from burako_env.plugins import make_agent
 from burako_env.render import render_table
 from burako_env.rules import Rules
-from burako_env.views import LazySeatView
+from burako_env.views import LazySeatView, view_generator
 
 Opponent = Any  # a registry name, an agent object, or a callable policy(observation) -> action
 
@@ -199,7 +199,7 @@ class BurakoGymEnv(gymnasium.Env):
         if seed is not None:
             seeds = np.random.SeedSequence(seed).generate_state(self.num_players + 1)
             self._opponents = [self._build(spec, int(s)) for spec, s in zip(self._opponent_specs, seeds, strict=False)]
-            self._view_rngs = [np.random.default_rng([seed, seat]) for seat in range(self.num_players)]
+            self._view_rngs = [view_generator(seed, seat) for seat in range(self.num_players)]
             self.action_space.seed(int(seeds[-1]))
         elif not self._view_rngs:
             self._view_rngs = [np.random.default_rng(self.np_random.integers(2**63)) for _ in range(self.num_players)]

@@ -27,6 +27,7 @@ import numpy as np
 
 from agents.registry import agent_names, make_agent
 from burako_env.records import RecordWriter
+from burako_env.views import view_generator
 from burako_web.games import TableGame
 
 PERSON = "person"
@@ -171,7 +172,7 @@ class Match:
         self.mano = self.state.mano
         self.actions = []
         self.descriptions = []
-        self.view_rngs = [np.random.default_rng([seed, seat]) for seat in range(self.num_players)]
+        self.view_rngs = [view_generator(seed, seat) for seat in range(self.num_players)]
         for seat, agent in enumerate(self.agents):
             if agent is not None:
                 agent.reset(seat, self.rules, self.num_players)

@@ -281,3 +281,51 @@ def test_human_cli_bad_arguments(capsys: pytest.CaptureFixture[str]) -> None:
     assert "unknown rules preset" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["--seat", "5"])
+
+
+# --------------------------------------------------------------------------- the seats' view generators
+
+
+def _first_resample_overlap(deals: range, generator: Any) -> float:
+    """Mean tiles that seat 0's first resampling of seat 1's hand shares with the true hand."""
+    rules = load_rules("burako")
+    shared = []
+    for deal in deals:
+        state = GameState.new_game(np.random.default_rng(deal), rules, 2)
+        sampled = SeatView(state, 0, generator(deal)).public_state()  # the first resampling: the planner reads it
+        shared.append(int(np.minimum(sampled.hands[1], state.hands[1]).sum()))
+    return float(np.mean(shared))
+
+
+def test_a_seats_view_resamples_the_hidden_tiles_apart_from_the_deals_generator() -> None:
+    """Seat 0's view generator was ``default_rng([deal_seed, 0])``, which numpy makes the very generator that
+    dealt the hand: its first resampling of the opponent's hand shared more tiles with the true one than an
+    independent generator's. ``view_generator`` keeps every seat off the deal's stream."""
+    from burako_env.views import view_generator
+
+    deals = range(400)
+    independent = _first_resample_overlap(deals, lambda d: np.random.default_rng([d, 12_345]))
+    leaky = _first_resample_overlap(deals, lambda d: np.random.default_rng([d, 0]))
+    tagged = _first_resample_overlap(deals, lambda d: view_generator(d, 0))
+    assert leaky > independent + 0.3  # the measure sees the old leak
+    assert abs(tagged - independent) < 0.2, (tagged, independent)
+
+
+def test_the_runner_and_the_gym_env_give_each_seat_its_view_generator(monkeypatch: pytest.MonkeyPatch) -> None:
+    import agents.runner as runner
+    import burako_env.gym as gym_module
+    from burako_env.views import view_generator
+
+    calls: list[tuple[int, int]] = []
+
+    def spy(seed: int, seat: int) -> np.random.Generator:
+        calls.append((seed, seat))
+        return view_generator(seed, seat)
+
+    monkeypatch.setattr(runner, "view_generator", spy)
+    runner.play_game([RandomAgent(seed=1), RandomAgent(seed=2)], "burako", 2, deal_seed=17, record=False)
+    assert calls == [(17, 0), (17, 1)]
+    calls.clear()
+    monkeypatch.setattr(gym_module, "view_generator", spy)
+    gym_module.BurakoGymEnv(opponents="random").reset(seed=5)
+    assert calls == [(5, 0), (5, 1)]
