@@ -391,7 +391,9 @@ class raw_env(GameOverLast, AECEnv):
         state = self._playing()
         player = self.agent_name_mapping[agent]
         obs = state.encode(player) if isinstance(state, FastGame) else self.observer.encode(state, player)
-        if player == state.current and not state.hand_over and agent in self.agents and not self.terminations[agent]:
+        # max_cycles truncates agents mid-hand: a done agent has no legal action
+        done = self.terminations.get(agent, True) or self.truncations.get(agent, True)
+        if player == state.current and not state.hand_over and agent in self.agents and not done:
             mask = state.legal_mask().copy()
         else:
             mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
@@ -406,14 +408,14 @@ class raw_env(GameOverLast, AECEnv):
         if terminated or self.truncations[agent]:
             self._was_dead_step(action)
             return
+        try:
+            state.apply(action)
+        except IllegalActionError as exc:  # refused: nothing changes, the last hand's summary included
+            raise ValueError(f"{agent}: {exc}") from exc
         infos = self.infos
         if infos[agent]:
             # the last hand's summary has been seen (match=True): it does not stay for the next hand
             infos[agent] = {}
-        try:
-            state.apply(action)
-        except IllegalActionError as exc:
-            raise ValueError(f"{agent}: {exc}") from exc
         rewards = self.rewards
         self._cumulative_rewards[agent] = 0.0
         for a in rewards:

@@ -108,6 +108,10 @@ class _CallableAgent:
         return self.policy(observation)
 
 
+#: deals a reset tries before it gives up on the learner ever getting a decision
+MAX_DEALS_PER_RESET = 1000
+
+
 class BurakoGymEnv(gymnasium.Env):
     """One learner seat against fixed opponents (module docstring)."""
 
@@ -207,13 +211,19 @@ class BurakoGymEnv(gymnasium.Env):
             self.learner_seat = int(self.np_random.integers(self.num_players))
         others = [s for s in range(self.num_players) if s != self.learner_seat]
         self._seat_agents = dict(zip(others, self._opponents, strict=True))
-        self.game = FastGame.new_game(self.np_random, self.rules, self.num_players)
-        self._done = False
-        self._reset_agents()
-        reward, info = self._play_opponents()
-        if self._done:  # the opponents ended the hand before the learner's first decision (rare)
-            info["reward_before_first_decision"] = reward
-        return self._observe(), info
+        # a deal the opponents end before the learner's first decision (a small max_turns) has nothing
+        # for the learner to do: it is dealt again, as BurakoGymVectorEnv does
+        for _ in range(MAX_DEALS_PER_RESET):
+            self.game = FastGame.new_game(self.np_random, self.rules, self.num_players)
+            self._done = False
+            self._reset_agents()
+            _, info = self._play_opponents()
+            if not self._done:
+                return self._observe(), info
+        raise RuntimeError(
+            f"reset: {MAX_DEALS_PER_RESET} deals in a row ended before the learner's first decision "
+            f"(max_turns {self.rules.max_turns} too small for these opponents?)"
+        )
 
     def _reset_agents(self) -> None:
         for seat, agent in self._seat_agents.items():
@@ -224,6 +234,8 @@ class BurakoGymEnv(gymnasium.Env):
         if game is None or self._done:
             raise RuntimeError("call reset() before step() (the episode is over)")
         mask = game.legal_mask()
+        if isinstance(action, np.ndarray) and action.shape == ():  # what SB3's predict returns for one observation
+            action = action[()]
         legal = (
             isinstance(action, (int, np.integer))
             and not isinstance(action, (bool, np.bool_))
@@ -239,8 +251,9 @@ class BurakoGymEnv(gymnasium.Env):
         game.apply(int(action))
         reward, info = self._after_move()
         if not self._done:
-            more, info = self._play_opponents()
+            more, more_info = self._play_opponents()
             reward += more
+            info = more_info or info  # with match: the hand the learner's move ended, unless a later one ended
         terminated = self._done and not info.get("truncated", False)
         truncated = self._done and bool(info.get("truncated", False))
         if self.render_mode == "human":

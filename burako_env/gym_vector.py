@@ -253,12 +253,11 @@ class BurakoGymVectorEnv(VectorEnv):
             if self.opponent == "random":
                 acts = _uniform_legal(masks, self._opponent_rng)
             else:
-                acts = np.asarray(self.opponent(obs, masks)).astype(np.int64).reshape(-1)
-                if acts.shape != (idx.size,):
-                    raise ValueError(
-                        f"the opponent policy returned shape {acts.shape} for {idx.size} games; "
-                        "the games stopped mid-step: call reset()"
-                    )
+                answer = np.asarray(self.opponent(obs, masks))
+                try:  # integers only, as for the learner: a float answer is not truncated to a move
+                    acts = action_batch(answer.reshape(-1) if answer.size == idx.size else answer, idx.size)
+                except ValueError as exc:
+                    raise ValueError(f"the opponent policy: {exc}; the games stopped mid-step: call reset()") from None
                 self._check_legal(idx, acts, "opponent")
             for k, i in enumerate(idx.tolist()):
                 game = games[i]

@@ -446,16 +446,28 @@ class BurakoVectorEnv:
         """E5's zero-sum margin of ``seats[r]``'s side in game ``games[r]`` over what the sides have on
         the table as the hand stands (``outcomes.table_totals``: melds, canasta bonuses, an untaken
         muerto's penalty; all public), float64: training's ``score_potential``."""
-        games = np.asarray(games, dtype=np.int64)
-        seats = np.asarray(seats, dtype=np.int64)
+        games, seats = self._games_and_seats(games, seats, "table_margins")
         out = np.zeros(games.size, dtype=np.float64)
         _table_margins(self._states, games, seats, self.tables.kernel_args, out)
         return out
 
+    def _games_and_seats(self, games: Any, seats: Any, what: str) -> tuple[np.ndarray, np.ndarray]:
+        """Paired game and seat indices, checked: the kernels read them unchecked (an index past the
+        end read outside the states, a crash), and a negative one would wrap to the last game."""
+        games, seats = np.asarray(games), np.asarray(seats)
+        for name, values, bound in (("games", games, self.num_envs), ("seats", seats, self.num_players)):
+            if values.ndim != 1 or (values.size and not np.issubdtype(values.dtype, np.integer)):
+                raise ValueError(f"{what}: {name} must be a 1-d array of integers, got {values.dtype} {values.shape}")
+            if values.size and (values.min() < 0 or values.max() >= bound):
+                raise ValueError(f"{what}: {name} must lie in [0, {bound}), got {values.min()}..{values.max()}")
+        if games.shape != seats.shape:
+            raise ValueError(f"{what}: {games.size} games but {seats.size} seats; give one seat per game")
+        return games.astype(np.int64), seats.astype(np.int64)
+
     def privileged(self, games: np.ndarray, seats: np.ndarray) -> np.ndarray:
         """What ``seats[r]`` cannot see in game ``games[r]``: the other hands, the stock, the untaken
         muertos and the next draws (burako_env/privileged.py's layout), for a training critic only."""
-        games = np.asarray(games, dtype=np.int64)
+        games, seats = self._games_and_seats(games, seats, "privileged")
         st = self._states[games]
         k, n, sides = games.size, self.num_players, self.num_sides
         return privileged_features(

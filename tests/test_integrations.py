@@ -411,3 +411,102 @@ def test_vector_env_reset_refuses_seeds_that_are_not_non_negative_integers(seed:
     obs, _ = envs.reset(seed=np.int64(5))
     again, _ = BurakoGymVectorEnv(2).reset(seed=5)
     assert np.array_equal(obs["observation"], again["observation"])  # numpy integers are integers
+
+
+# ---------------------------------------------------------------------- faults found in review (2026-12-05)
+def test_gym_env_takes_a_0d_array_action_as_sb3s_predict_returns_one() -> None:
+    """MaskablePPO.predict(obs) returns a 0-d int64 array; the env counted it illegal and ended the
+    episode. A 0-d integer array is its integer; a 0-d float or bool array stays illegal."""
+    env = BurakoGymEnv(illegal="raise")
+    obs, _ = env.reset(seed=0)
+    legal = int(np.flatnonzero(obs["action_mask"])[0])
+    for bad in (np.array(float(legal)), np.array(True)):
+        with pytest.raises(ValueError, match="illegal action"):
+            env.step(bad)
+    _, _, terminated, truncated, info = env.step(np.array(legal))
+    assert "illegal_action" not in info and not (terminated or truncated)
+
+
+def test_gym_env_with_match_keeps_the_summary_of_a_hand_the_learners_move_ended() -> None:
+    """match=True: when the learner's move ended a hand the opponents then played on into the next one,
+    whose (empty) info replaced the ended hand's summary."""
+    env = BurakoGymEnv(opponents="random", match=True, rule_overrides={"target": 20000})
+    obs, _ = env.reset(seed=1)
+    rng = np.random.default_rng(0)
+    ended = 0
+    for _ in range(3000):
+        hand = env.game.hand_number
+        obs, _, terminated, truncated, info = env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        if terminated or truncated:
+            obs, _ = env.reset()
+        elif env.game.hand_number != hand:
+            ended += 1
+            assert info.get("hand_over") and "end_reason" in info, info
+    assert ended >= 5
+
+
+def test_gym_env_deals_again_when_the_opponents_end_the_hand_before_the_learners_first_decision() -> None:
+    """With max_turns 1 the opponent's first turn can end the hand: reset returned a finished episode
+    (an empty mask) whose step() raised; it deals again, as the vector env does."""
+    env = BurakoGymEnv(opponents="random", learner_seat=1, max_turns=1)
+    for seed in range(6):
+        obs, _ = env.reset(seed=seed)
+        assert obs["action_mask"].any(), seed
+        env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+
+
+def test_aec_env_gives_an_agent_truncated_by_max_cycles_no_legal_action() -> None:
+    env = burako_env.env(max_cycles=5)
+    env.reset(seed=0)
+    for _ in range(5):
+        obs, *_ = env.last()
+        env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+    obs, _, terminated, truncated, _ = env.last()
+    assert truncated and not terminated and not obs["action_mask"].any()
+
+
+def test_aec_env_keeps_the_last_hands_summary_when_it_refuses_an_action() -> None:
+    """match=True: an illegal action is refused and changes nothing; it erased the last hand's summary."""
+    env = burako_env.raw_env(match=True, rule_overrides={"target": 50000})
+    env.reset(seed=3)
+    rng = np.random.default_rng(0)
+    while not env.infos[env.agent_selection].get("hand_over"):
+        obs = env.observe(env.agent_selection)
+        env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    agent = env.agent_selection
+    summary = dict(env.infos[agent])
+    illegal = int(np.flatnonzero(env.observe(agent)["action_mask"] == 0)[0])
+    with pytest.raises(ValueError, match="not legal"):
+        env.step(illegal)
+    assert env.infos[agent] == summary
+
+
+def test_vector_env_index_arguments_are_checked_before_the_kernels_read_them() -> None:
+    """table_margins read game indices unchecked: past the end it crashed the process, -1 wrapped."""
+    from burako_env.vector import BurakoVectorEnv
+
+    env = BurakoVectorEnv(3, num_threads=1)
+    env.reset(seed=0)
+    for games, seats, said in (
+        ([3], [0], r"games must lie in \[0, 3\)"),
+        ([-1], [0], r"games must lie in \[0, 3\)"),
+        ([0], [2], r"seats must lie in \[0, 2\)"),
+        ([0, 1], [0], "2 games but 1 seats"),
+        ([0.0], [0], "1-d array of integers"),
+    ):
+        for method in (env.table_margins, env.privileged):
+            with pytest.raises(ValueError, match=said):
+                method(np.array(games), np.array(seats))
+    assert env.table_margins(np.array([0, 2]), np.array([0, 1])).shape == (2,)
+
+
+def test_vector_gym_env_refuses_an_opponent_policys_float_answers() -> None:
+    """The learner's actions must be integers; the opponent policy's were cast, 2.7 played as 2."""
+    from burako_env.gym_vector import BurakoGymVectorEnv
+
+    def floats(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        return np.array([np.flatnonzero(m)[0] for m in masks], dtype=np.float64) + 0.7
+
+    env = BurakoGymVectorEnv(2, opponent=floats, learner_seat=1)
+    with pytest.raises(ValueError, match="the opponent policy: actions must be an integer array"):
+        env.reset(seed=0)
