@@ -116,12 +116,20 @@ class RecordError(ValueError):
     the file), ``field`` and ``index`` (action index) say where, when known."""
 
     def __init__(
-        self, message: str, *, line: int | None = None, field: str | None = None, index: int | None = None
+        self,
+        message: str,
+        *,
+        line: int | None = None,
+        field: str | None = None,
+        index: int | None = None,
+        cut_short: bool = False,
     ) -> None:
         self.reason = message
         self.line = line
         self.field = field
         self.index = index
+        #: a compressed file that ends without gzip's end (a writer killed between two records, or in one)
+        self.cut_short = cut_short
         super().__init__(self._text())
 
     def _text(self) -> str:
@@ -554,7 +562,9 @@ def iter_records(path: str | Path, *, verify: bool = False) -> Iterator[dict[str
         except StopIteration:
             return
         except (EOFError, gzip.BadGzipFile, zlib.error) as exc:  # not OSError: a missing file stays FileNotFoundError
-            raise RecordError(f"{path}: the compressed file is cut short or corrupt ({exc})", line=number + 1) from exc
+            raise RecordError(
+                f"{path}: the compressed file is cut short or corrupt ({exc})", line=number + 1, cut_short=True
+            ) from exc
         number += 1
         try:
             line = raw.decode("utf-8")

@@ -277,10 +277,14 @@ def recorded_games(
         except RecordError as corrupt:
             raise ValueError(f"{path}: not a game record this run can resume from ({corrupt})") from corrupt
         # a kill cuts the last record short: text after the last newline. A bad line that ends in a
-        # newline was written whole, so the file is not (only) this evaluation's records: refused, kept
-        if exc.line is None or exc.line != len(lines) or not lines[-1].strip():
+        # newline was written whole, so the file is not (only) this evaluation's records: refused, kept.
+        # A compressed file killed between two records ends after a whole line, without gzip's end
+        if exc.line is None or exc.line != len(lines):
             raise ValueError(f"{path}: not a game record this run can resume from ({exc})") from exc
-        dropped = f"a torn last line (line {exc.line})"  # the last line, cut short by the kill
+        if lines[-1].strip():
+            dropped = f"a torn last line (line {exc.line})"  # the last line, cut short by the kill
+        elif not exc.cut_short:
+            raise ValueError(f"{path}: not a game record this run can resume from ({exc})") from exc
     for index, record in enumerate(records):
         deal, seating = divmod(index, per_deal)
         number = index + 1  # the record's place in the file (blank lines aside)
