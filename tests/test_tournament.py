@@ -263,6 +263,20 @@ def test_resume_after_interruption_plays_only_missing_games(reference: Path, tmp
     assert run_tournament(small_config(tmp_path)).played == 0
 
 
+def test_games_whose_rules_cannot_be_checked_or_differ_are_not_reused(tmp_path: Path) -> None:
+    """A folder whose config.yaml is gone had its games reused under any rules (a burako folder's games
+    published as burako_casual's); and a game's own record must have this run's rules and players."""
+    run_tournament(small_config(tmp_path), max_games=3)
+    (tmp_path / "config.yaml").unlink()
+    with pytest.raises(TournamentError, match=r"holds games but no config\.yaml"):
+        run_tournament(small_config(tmp_path, rules="burako_casual"))
+    run_tournament(small_config(tmp_path), max_games=3, fresh=True)
+    records = tmp_path / "records.jsonl"
+    records.write_text(records.read_text().replace('"closing_bonus":100', '"closing_bonus":5000', 1))
+    with pytest.raises(TournamentError, match="was played with other rules than this run's"):
+        run_tournament(small_config(tmp_path))
+
+
 def test_a_refused_run_leaves_the_journals_as_they_were(tmp_path: Path) -> None:
     """A torn last line is cut only once the folder is accepted: a run refused for holding games
     its config does not schedule (or a journal damaged in the middle) changes no byte."""

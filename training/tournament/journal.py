@@ -109,6 +109,11 @@ def prepare_folder(
     if fresh:
         for name in RUN_FILES:
             (out / name).unlink(missing_ok=True)
+    if not stored_path.exists() and has_games(out):
+        raise TournamentError(
+            f"{out} holds games but no config.yaml, so which tournament played them (rules, players, agents) "
+            "cannot be checked; choose another 'out' or pass --fresh to delete them"
+        )
     if stored_path.exists() and has_games(out):
         try:
             stored = TournamentConfig.from_dict(load_yaml(stored_path.read_text(encoding="utf-8"), str(stored_path)))
@@ -166,6 +171,14 @@ def check_entry(
             f"{where}: game {entry_key(entry)} is a {game} game, but this run plays {config.game}: the folder "
             "holds games of another run; choose another 'out' or pass --fresh"
         )
+    played = {"rules": entry.get("rules"), "players": entry.get("num_players")}
+    ours = {"rules": json.loads(json.dumps(config.game_rules().to_dict())), "players": config.players}
+    for key, value in ours.items():  # as JSON has them: hand_size's keys are strings
+        if played[key] != value:
+            raise TournamentError(
+                f"{where}: game {entry_key(entry)} was played with other {key} than this run's: the folder "
+                "holds games of another run; choose another 'out' or pass --fresh"
+            )
     pairing = pairings[(t["a"], t["b"])]
     expected = {
         "seed": config.seed,
