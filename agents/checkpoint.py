@@ -272,7 +272,21 @@ def average_policies(payloads: Sequence[dict[str, Any]], sources: Sequence[str])
     shape, rules = policy_description(last, last_source)
     weights = last["policy"]["state_dict"]
     progress = training_progress(last)
+    seen: dict[tuple[Any, ...], str] = {}
     for data, source in zip(payloads, sources, strict=True):
+        if data.get("averaged"):  # its own count of policies would be lost: each would weigh as one
+            raise CheckpointError(
+                f"{source} is already the mean of {data['averaged']} policies; average the policies it was made "
+                "from instead"
+            )
+        further = training_progress(data)
+        if further is not None:  # the same update twice (a kept policy and a checkpoint of it) would weigh double
+            key = (further["update"], further["global_step"])
+            if key in seen:
+                raise CheckpointError(
+                    f"{source} and {seen[key]} are the same update ({key[0]}) of a run; give each policy once"
+                )
+            seen[key] = source
         other_shape, other_rules = policy_description(data, source)
         if other_shape != shape:
             raise CheckpointError(
@@ -284,7 +298,6 @@ def average_policies(payloads: Sequence[dict[str, Any]], sources: Sequence[str])
         state = data["policy"]["state_dict"]
         if set(state) != set(weights) or any(state[k].shape != v.shape for k, v in weights.items()):
             raise CheckpointError(f"{source}: its weights do not match {last_source}'s names and shapes")
-        further = training_progress(data)
         if progress is not None and further is not None and further["global_step"] > progress["global_step"]:
             raise CheckpointError(
                 f"{source} trained further than {last_source}, the last given (whose progress and config the "

@@ -149,6 +149,10 @@ def test_bad_averaging_requests_are_refused_and_write_nothing(
         "cannot be read": [kept, str(corrupt)],
         "does not exist": [kept, str(tmp_path / "missing.pt")],
         "give the furthest-trained policy last": [final, kept],
+        # counted twice: the same file, the same update in two files, a mean taken as one policy
+        "given more than once": [kept, kept, final],
+        "are the same update (3) of a run": [str(run_dir / "policies" / "update_000003.pt"), final],
+        "is already the mean of 3 policies": [kept, str(run_dir / "policy.pt")],
     }
     out.write_bytes(b"an earlier file")
     for why, sources in cases.items():

@@ -1,6 +1,6 @@
 """The mean of several policies' weights, as one policy file (``burako-average``).
 
-    burako-average --out averaged.pt runs/<run>/policies/update_0017*.pt runs/<run>/policy.pt
+    burako-average --out averaged.pt runs/<run>/policies/update_0017*.pt runs/<run>/checkpoints/latest.pt
 
 Late in a run, consecutive policies differ by the noise of the last updates
 as much as by what they learned; in the one run measured, their mean weights
@@ -9,7 +9,8 @@ played steadier than its last network alone (docs/training/README.md,
 A run does this itself with ``average_kept_policies`` (its ``policy.pt``);
 this command does it for any files: exported policies or training
 checkpoints of one network and one set of rules, the furthest trained last
-(anything else is refused before a file is written). The output keeps the
+(anything else is refused before a file is written, as are a file given twice, two
+files of the same update, and a file that is already a mean). The output keeps the
 last source's config, progress and weight precision, and says how many policies it averages
 (``averaged``); every policy agent plays it as any other.
 """
@@ -45,6 +46,9 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError(f"--out {args.out} is not a regular file; the policy is written to a file")
         if out.resolve() in {s.resolve() for s in sources}:
             raise ValueError(f"--out {args.out} is one of the sources; write the mean to another file")
+        twice = sorted({str(s) for s in sources if sum(t.resolve() == s.resolve() for t in sources) > 1})
+        if twice:
+            raise ValueError(f"{twice} given more than once; each policy is averaged once")
         payload = ckpt.average_policies([ckpt.load(s) for s in sources], [str(s) for s in sources])
     except (ValueError, ckpt.CheckpointError) as exc:
         parser.error(str(exc))
