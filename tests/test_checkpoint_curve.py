@@ -191,12 +191,14 @@ def test_bad_curve_requests_are_refused_before_any_game(
     curve.write_text(
         json.dumps({"b": "random", "games": 4, "seed": 8, "rules": "burako", "num_players": 2, "points": []})
     )
+    kept_one = str(run_dir / "policies" / "update_000001.pt")
     cases = [
         ([str(run_dir), "--b", "random", "--games", "4", "--seed", "7", "--json", str(curve)], "holds a curve with"),
         ([str(tmp_path / "nowhere")], "is neither a run folder nor a checkpoint file"),
         ([str(tmp_path)], "has no kept policies"),
         ([str(run_dir), "--b", "ismcts", "--b-opt", "simulations=0"], "simulations"),
-        ([str(run_dir / "policies" / "update_000001.pt"), "--with-training-evals"], "needs a training checkpoint"),
+        ([kept_one, "--with-training-evals", "--plot", str(tmp_path / "c.png")], "needs a training checkpoint"),
+        ([str(run_dir), "--with-training-evals"], "give --plot too"),  # it was silently ignored
         ([str(run_dir), "--games", "5"], "--games must be a positive even number"),
         ([str(run_dir), "--workers", "0"], "--workers >= 1"),
         ([str(run_dir), "--players", "4"], "layout"),

@@ -580,6 +580,14 @@ def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "A win rate" in out and "mean score A - B" in out and "6" in out
     assert len(read_records(record, verify=True)) == 6
     assert json.loads(summary.read_text())["games"] == 6
+    # one deal: the score's interval is no number; the file says null, as strict JSON parsers need (not NaN)
+    assert main([*argv[:4], "--games", "2", "--seed", "1", "--no-progress", "--json", str(summary)]) == 0
+
+    def no_constants(name: str) -> None:
+        raise AssertionError(f"{name} in the JSON")
+
+    one_deal = json.loads(summary.read_text(), parse_constant=no_constants)
+    assert one_deal["games"] == 2 and [None, None] in one_deal.values()
     for bad in (["--games", "5"], ["--a-opt", "nokey"], ["--b", "nobody"], ["--resume"]):
         with pytest.raises(SystemExit) as info:
             main([*argv, *bad])

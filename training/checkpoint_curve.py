@@ -53,6 +53,7 @@ from training.files import (
     POLICY_FILE,
     check_output_file,
     file_digest,
+    json_report,
     write_text_atomic,
 )
 from training.signals import sigterm_as_interrupt
@@ -200,6 +201,8 @@ def main(argv: list[str] | None = None) -> int:
         points = curve_points(files)
         #: every point the file holds (kept whatever the sources of this run), by update and decisions
         played = {(p["update"], p["step"]): p for p in load_curve(json_path, settings)}
+        if args.with_training_evals and args.plot is None:
+            raise ValueError("--with-training-evals draws the run's own evaluations in --plot: give --plot too")
         extra = training_evals(files, args.sources) if args.with_training_evals else []
         for point in points:  # every policy is loaded and seated before the first game: a bad file costs nothing
             AgentSpec.of("policy", {"checkpoint": point["checkpoint"]}).build(0).reset(0, rules, args.players)
@@ -209,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     def save() -> None:
         if json_path is not None:
             ordered = sorted(played.values(), key=lambda p: (p["step"], p["update"]))
-            write_text_atomic(json_path, json.dumps({**settings, "points": ordered}, indent=2) + "\n")
+            write_text_atomic(json_path, json_report({**settings, "points": ordered}))
 
     def is_played(point: dict[str, Any]) -> bool:
         """Played from this very file: a point of a file rewritten since, or written before points

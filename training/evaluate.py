@@ -65,7 +65,6 @@ the same deal and agent seeds, the lower hand total wins (R10); same table,
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 import time
@@ -105,7 +104,7 @@ from training.duplicate import (
     scored_row,
     seatings,
 )
-from training.files import check_output_file, write_text_atomic
+from training.files import check_output_file, json_report, write_text_atomic
 from training.game_pool import WorkerDeath, one_thread_per_worker, play_in_pool, play_in_process
 from training.games import agent_games, check_agent_game, game_and_rules
 from training.locks import file_lock
@@ -713,7 +712,7 @@ def _write_summary(path: str | None, summary: dict[str, Any]) -> int:
     if path is None:
         return 0
     try:
-        write_text_atomic(path, json.dumps(summary, indent=2) + "\n")
+        write_text_atomic(path, json_report(summary))
     except OSError as exc:
         print(f"burako-eval: cannot write --json {path}: {exc.strerror or exc}", file=sys.stderr)
         return 1

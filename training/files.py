@@ -10,9 +10,12 @@ a temporary file renamed over the target; a symbolic link stays a link).
 from __future__ import annotations
 
 import hashlib
+import json
+import math
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 from burako_env.atomic_file import write_text_atomic
 
@@ -76,3 +79,19 @@ def file_digest(path: str | Path) -> str | None:
     except OSError:
         return None
     return digest.hexdigest()
+
+
+def json_report(data: Any) -> str:
+    """``data`` as indented JSON that strict parsers read: a figure that is not a number (the interval of a
+    score over one deal: NaN) is written null, where ``json.dumps`` writes the non-standard ``NaN``."""
+
+    def finite(value: Any) -> Any:
+        if isinstance(value, float) and not math.isfinite(value):
+            return None
+        if isinstance(value, dict):
+            return {k: finite(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [finite(v) for v in value]
+        return value
+
+    return json.dumps(finite(data), indent=2, allow_nan=False) + "\n"

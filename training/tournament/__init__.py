@@ -61,7 +61,9 @@ names), and its deal ``i`` is dealt from ``deal_seed(pairing_seed, i)`` with
 agent seeds ``agent_seed(pairing_seed, i, seat)`` — the functions of
 :mod:`training.duplicate`, so a pairing replays exactly as
 ``burako-eval --seed <pairing seed>``. Names rather than positions make the
-deals of a pairing independent of the order and number of participants.
+deals of a pairing independent of the number of participants and of where the
+others stand; only the pair's own order counts (A, B and B, A are two seeds:
+listing B before A deals that pairing afresh).
 Each game is a pure function of the config, so results are identical
 whatever the back end, the worker count or the chunking.
 
