@@ -191,6 +191,8 @@ def run_vector(args: argparse.Namespace, rules) -> None:
     from burako_env.fast import END_REASON_NAMES
     from burako_env.vector import BurakoVectorEnv, sample_legal_actions
 
+    if args.threads is not None:  # the whole process, the sampler too (an env's num_threads is its kernels' only)
+        numba.set_num_threads(args.threads)
     env = BurakoVectorEnv(args.batch, num_players=args.players, rules=rules, num_threads=args.threads)
     pick = np.random.default_rng(args.seed)
     actions = np.zeros(args.batch, dtype=np.int64)
@@ -214,7 +216,7 @@ def run_vector(args: argparse.Namespace, rules) -> None:
         "mode": "vector",
         "players": args.players,
         "batch": args.batch,
-        "threads": numba.get_num_threads(),
+        "threads": env.num_threads or (env.thread_tuner.current if env.thread_tuner else numba.get_num_threads()),
         "batched_steps": batches,
         "memory_bytes": env.memory_bytes,
         "memory_per_game_bytes": env.memory_bytes // args.batch,

@@ -53,6 +53,8 @@ sys.path.insert(0, {root!r})
 from burako_env import vector
 vector.PARALLEL_CHUNKSIZE = {chunk}
 from burako_env.vector import BurakoVectorEnv, sample_legal_actions
+if {threads} is not None:  # the whole process, the sampler too (an env's num_threads is its kernels' only)
+    numba.set_num_threads({threads})
 env = BurakoVectorEnv({batch}, num_players={players}, num_threads={threads})
 net = None
 if {torch}:
@@ -77,7 +79,8 @@ while time.perf_counter() - start < {seconds}:
     one()
     steps += {batch}
 elapsed = time.perf_counter() - start
-row = {{"steps_per_s": steps / elapsed, "layer": numba.threading_layer(), "threads": numba.get_num_threads()}}
+threads = env.num_threads or (env.thread_tuner.current if env.thread_tuner else numba.get_num_threads())
+row = {{"steps_per_s": steps / elapsed, "layer": numba.threading_layer(), "threads": threads}}
 print(json.dumps(row))
 """
 

@@ -43,7 +43,11 @@ in the environment, or a layer chosen before this module is imported, wins.
 ``num_threads=None`` (the default) lets each env time its own steps and keep
 the faster of one thread and every thread (:class:`ThreadTuner`: a core
 taken by another program, or by torch in the same process, can make two
-threads slower than one); ``num_threads=k`` fixes k threads.
+threads slower than one); ``num_threads=k`` fixes k threads. Either is the
+env's own: set around its reset and step kernels and given back after (numba's
+count belongs to the calling thread), so envs of other counts in one process
+keep theirs, and the module's functions (``sample_legal_actions``) run on the
+caller's count (``numba.set_num_threads``).
 
 Memory: per game a 4.2 kB state, one observation (D x 4 bytes: 19.5 kB with 2
 players) and one mask (3.5 kB); see ``memory_bytes``.
@@ -51,9 +55,10 @@ players) and one mask (3.5 kB); see ``memory_bytes``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numba
@@ -286,12 +291,15 @@ class BurakoVectorEnv:
         self.num_actions = NUM_ACTIONS
         self.reward_mode = reward
         self.reward_scale = float(reward_scale)
-        if check_count(num_threads, "num_threads") is not None:
-            numba.set_num_threads(int(num_threads))
-        threads = numba.get_num_threads()
+        most = numba.config.NUMBA_NUM_THREADS  # numba's pool
+        if check_count(num_threads, "num_threads") is not None and int(num_threads) > most:
+            raise ValueError(f"num_threads {num_threads}: numba has {most} threads (NUMBA_NUM_THREADS)")
+        #: the thread count this env's kernels run on, set around each call and given back after, so envs
+        #: of other counts in one process keep theirs; None: the tuner's choice
+        self.num_threads: int | None = None if num_threads is None else int(num_threads)
         #: None with ``num_threads`` given; else times the steps (module docstring)
-        self.thread_tuner = ThreadTuner(threads) if num_threads is None and threads > 1 and num_envs > 1 else None
-        chunks = min(self.num_envs, CHUNKS_PER_THREAD * threads)
+        self.thread_tuner = ThreadTuner(most) if num_threads is None and most > 1 and num_envs > 1 else None
+        chunks = min(self.num_envs, CHUNKS_PER_THREAD * (self.num_threads or most))
         n, d = self.num_envs, self.observation_size
         self._states = np.zeros((n, F.STATE_SIZE), dtype=np.int32)
         self._bufs = np.zeros((chunks, F.SCRATCH_DEPTH, F.SCRATCH_WIDTH), dtype=np.int32)
@@ -360,7 +368,8 @@ class BurakoVectorEnv:
         for i, rng in enumerate(self._rngs):
             manos[i] = draw_first_mano(rng, self.num_players)
             tiles[i] = shuffle_tiles(rng, self.tables.full_tiles)
-        with numba.parallel_chunksize(PARALLEL_CHUNKSIZE):
+        tuner = self.thread_tuner
+        with self._on_threads(self.num_threads or (tuner.current if tuner else None)):
             _reset_all(
                 self._states,
                 tiles,
@@ -395,13 +404,9 @@ class BurakoVectorEnv:
             more = f" and {bad.size - 5} more" if bad.size > 5 else ""
             raise ValueError(f"illegal actions ({listed}{more}); no game moved")
         tuner = self.thread_tuner
-        if tuner is not None:
-            threads = tuner.threads()
-            outer_threads = numba.get_num_threads()
-            if threads != outer_threads:
-                numba.set_num_threads(threads)
-            started = time.perf_counter()
-        with numba.parallel_chunksize(PARALLEL_CHUNKSIZE):
+        threads = tuner.threads() if tuner is not None else self.num_threads
+        started = time.perf_counter()
+        with self._on_threads(threads):
             _step_all(
                 self._states,
                 acts,
@@ -421,10 +426,8 @@ class BurakoVectorEnv:
                 self.reward_mode == "win",
                 self.reward_scale,
             )
-        if tuner is not None:
+        if tuner is not None and threads is not None:
             tuner.record(threads, time.perf_counter() - started)
-            if threads != outer_threads:
-                numba.set_num_threads(outer_threads)
         self._deal_ahead()
         return self.obs, self.masks, self.rewards, self.terminated, self.truncated, self.info
 
@@ -436,6 +439,20 @@ class BurakoVectorEnv:
             self._next_manos[i] = draw_first_mano(rng, self.num_players)
             self._next_tiles[i] = shuffle_tiles(rng, self.tables.full_tiles)
             self._refill[i] = 0
+
+    @contextlib.contextmanager
+    def _on_threads(self, threads: int | None) -> Iterator[None]:
+        """A kernel call on ``threads`` numba threads (None: the current count), in small chunks; the
+        thread count is numba's per calling thread, so the caller's is given back after."""
+        outer = numba.get_num_threads()
+        if threads is not None and threads != outer:
+            numba.set_num_threads(threads)
+        try:
+            with numba.parallel_chunksize(PARALLEL_CHUNKSIZE):
+                yield
+        finally:
+            if threads is not None and threads != outer:
+                numba.set_num_threads(outer)
 
     # ------------------------------------------------------------------ inspection
     def game_state(self, i: int) -> GameState:

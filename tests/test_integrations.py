@@ -510,3 +510,32 @@ def test_vector_gym_env_refuses_an_opponent_policys_float_answers() -> None:
     env = BurakoGymVectorEnv(2, opponent=floats, learner_seat=1)
     with pytest.raises(ValueError, match="the opponent policy: actions must be an integer array"):
         env.reset(seed=0)
+
+
+def test_each_vector_env_steps_on_its_own_thread_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    """num_threads set numba's count for the whole calling thread when an env was built: a second env
+    with another count moved the first one's steps onto it. Each env now sets its own around its kernels
+    and gives the caller's back."""
+    import numba
+
+    import burako_env.vector as vector
+
+    most = numba.config.NUMBA_NUM_THREADS
+    if most < 2:
+        pytest.skip("needs numba with 2 threads or more")
+    seen: list[int] = []
+    real = vector._step_all
+
+    def spy(*args: object) -> None:
+        seen.append(numba.get_num_threads())
+        real(*args)
+
+    monkeypatch.setattr(vector, "_step_all", spy)
+    outer = numba.get_num_threads()
+    one, two = vector.BurakoVectorEnv(4, num_threads=1), vector.BurakoVectorEnv(4, num_threads=2)
+    for env in (one, two, one):
+        _, masks, _ = env.reset(seed=0)
+        env.step(vector.sample_legal_actions(masks, np.random.default_rng(0)))
+    assert seen == [1, 2, 1] and numba.get_num_threads() == outer
+    with pytest.raises(ValueError, match=rf"num_threads {most + 1}: numba has {most} threads"):
+        vector.BurakoVectorEnv(2, num_threads=most + 1)
