@@ -92,6 +92,14 @@ def test_a_resume_under_edited_rules_or_another_seed_is_refused(tmp_path: Path) 
     with pytest.raises(ckpt.CheckpointError, match=r"other rules .*differ in \['closing_bonus'\].*start a new run"):
         Trainer(config, resume=run_dir, progress=False)
     rules.write_text(preset)
+    # a checkpoint from before a rules field existed spells it out nowhere: read as its default, not refused
+    latest = run_dir / "checkpoints" / "latest.pt"
+    saved = latest.read_bytes()
+    data = torch.load(latest, map_location="cpu", weights_only=True)
+    del data["rules"]["muerto_penalty"]  # absent: its default, 100, as the preset has it
+    torch.save(data, latest)
+    assert resumed(config, run_dir).update == 3
+    latest.write_bytes(saved)
     with pytest.raises(ckpt.CheckpointError, match=r"the run's seed is 7, the config says 8.*--set seed=7"):
         Trainer(dataclasses.replace(config, seed=8), resume=run_dir, progress=False)
     assert resumed(config, run_dir).update == 3

@@ -193,8 +193,9 @@ def restore(trainer: Trainer, path: Path) -> Path:
 
 def _check_same_run(data: dict[str, Any], trainer: Trainer, path: Path) -> None:
     """Refuse a resume under other rules (an edited rules file, another preset) or another seed."""
-    stored, now = data["rules"], trainer.rules.to_dict()
-    if stored != now:
+    _, trained_under = ckpt.policy_description(data, str(path))  # fields added since read as their defaults
+    if trained_under != trainer.rules:
+        stored, now = trained_under.to_dict(), trainer.rules.to_dict()
         differ = sorted(k for k in {*stored, *now} if stored.get(k) != now.get(k))
         raise ckpt.CheckpointError(
             f"{path}: the run was trained under other rules than config rules {trainer.cfg.rules!r} gives now "
