@@ -272,6 +272,9 @@ def test_games_whose_rules_cannot_be_checked_or_differ_are_not_reused(tmp_path: 
         run_tournament(small_config(tmp_path, rules="burako_casual"))
     run_tournament(small_config(tmp_path), max_games=3, fresh=True)
     records = tmp_path / "records.jsonl"
+    # a record from before a rules field existed does not spell it out: its default, the same rules
+    records.write_text(records.read_text().replace('"muerto_penalty":100,', ""))
+    assert run_tournament(small_config(tmp_path), max_games=1).played >= 1  # not refused
     records.write_text(records.read_text().replace('"closing_bonus":100', '"closing_bonus":5000', 1))
     with pytest.raises(TournamentError, match="was played with other rules than this run's"):
         run_tournament(small_config(tmp_path))

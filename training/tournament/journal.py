@@ -12,10 +12,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from burako_env.records import dumps_record, validate_record
+from burako_env.records import dumps_record, rules_of, validate_record
 from burako_env.safe_yaml import YamlInputError, load_yaml, short_repr
 from training.duplicate import changed_agent_files, deal_seed
 from training.files import write_text_atomic
+from training.games import load_game_rules
 from training.tournament.config import TournamentConfig, TournamentError
 from training.tournament.schedule import Pairing
 
@@ -159,6 +160,17 @@ def write_agent_files(files: Mapping[str, Mapping[str, str | None]], out: Path) 
     write_text_atomic(out / AGENT_FILES, json.dumps(files, indent=2, sort_keys=True) + "\n")
 
 
+def _entry_rules(entry: Mapping[str, Any], game: str) -> Any:
+    """The rules a journal's game was played under, as an object (fields added since it was written read
+    as their defaults), or None when unreadable."""
+    try:
+        if game == "rummy":
+            return load_game_rules(game, dict(entry["rules"]))
+        return rules_of(entry)  # JSON made hand_size's keys strings: read back as ints
+    except (KeyError, TypeError, ValueError):  # RulesError and RecordError are ValueErrors
+        return None
+
+
 def check_entry(
     entry: Mapping[str, Any], config: TournamentConfig, pairings: Mapping[Any, Pairing], where: str
 ) -> None:
@@ -171,9 +183,9 @@ def check_entry(
             f"{where}: game {entry_key(entry)} is a {game} game, but this run plays {config.game}: the folder "
             "holds games of another run; choose another 'out' or pass --fresh"
         )
-    played = {"rules": entry.get("rules"), "players": entry.get("num_players")}
-    ours = {"rules": json.loads(json.dumps(config.game_rules().to_dict())), "players": config.players}
-    for key, value in ours.items():  # as JSON has them: hand_size's keys are strings
+    played = {"rules": _entry_rules(entry, game), "players": entry.get("num_players")}
+    ours = {"rules": config.game_rules(), "players": config.players}
+    for key, value in ours.items():
         if played[key] != value:
             raise TournamentError(
                 f"{where}: game {entry_key(entry)} was played with other {key} than this run's: the folder "
