@@ -83,6 +83,9 @@ def _check_crcs(path: Path) -> None:
     if not zipfile.is_zipfile(path):
         return
     with zipfile.ZipFile(path) as archive:
+        members = archive.infolist()
+        if all(member.CRC == 0 for member in members):  # saved with torch.serialization.set_crc32_options(False)
+            return
         damaged = archive.testzip()
     if damaged is not None:
         raise zipfile.BadZipFile(f"{damaged} fails its CRC check (the file is damaged)")
@@ -280,7 +283,8 @@ def average_policies(payloads: Sequence[dict[str, Any]], sources: Sequence[str])
                 "from instead"
             )
         further = training_progress(data)
-        if further is not None:  # the same update twice (a kept policy and a checkpoint of it) would weigh double
+        if further is not None and further["update"] > 0:  # the same update twice (a kept policy and a
+            # checkpoint of it) would weigh double; update 0 (a warm start's export) says nothing of the run
             key = (further["update"], further["global_step"])
             if key in seen:
                 raise CheckpointError(

@@ -216,7 +216,7 @@ def run_vector(args: argparse.Namespace, rules) -> None:
         "mode": "vector",
         "players": args.players,
         "batch": args.batch,
-        "threads": env.num_threads or (env.thread_tuner.current if env.thread_tuner else numba.get_num_threads()),
+        "threads": env.step_threads,
         "batched_steps": batches,
         "memory_bytes": env.memory_bytes,
         "memory_per_game_bytes": env.memory_bytes // args.batch,

@@ -79,8 +79,7 @@ while time.perf_counter() - start < {seconds}:
     one()
     steps += {batch}
 elapsed = time.perf_counter() - start
-threads = env.num_threads or (env.thread_tuner.current if env.thread_tuner else numba.get_num_threads())
-row = {{"steps_per_s": steps / elapsed, "layer": numba.threading_layer(), "threads": threads}}
+row = {{"steps_per_s": steps / elapsed, "layer": numba.threading_layer(), "threads": env.step_threads}}
 print(json.dumps(row))
 """
 

@@ -563,7 +563,9 @@ def iter_records(path: str | Path, *, verify: bool = False) -> Iterator[dict[str
             return
         except (EOFError, gzip.BadGzipFile, zlib.error) as exc:  # not OSError: a missing file stays FileNotFoundError
             raise RecordError(
-                f"{path}: the compressed file is cut short or corrupt ({exc})", line=number + 1, cut_short=True
+                f"{path}: the compressed file is cut short or corrupt ({exc})",
+                line=number + 1,
+                cut_short=isinstance(exc, EOFError),  # the others are damage, not a cut
             ) from exc
         number += 1
         try:

@@ -41,7 +41,8 @@ in the same trainer, or any other program) slows only the chunks it runs
 instead of stalling every thread at a barrier. ``NUMBA_THREADING_LAYER`` set
 in the environment, or a layer chosen before this module is imported, wins.
 ``num_threads=None`` (the default) lets each env time its own steps and keep
-the faster of one thread and every thread (:class:`ThreadTuner`: a core
+the faster of one thread and every thread the caller allows when it builds the
+env (``numba.get_num_threads()``; :class:`ThreadTuner`: a core
 taken by another program, or by torch in the same process, can make two
 threads slower than one); ``num_threads=k`` fixes k threads. Either is the
 env's own: set around its reset and step kernels and given back after (numba's
@@ -291,15 +292,18 @@ class BurakoVectorEnv:
         self.num_actions = NUM_ACTIONS
         self.reward_mode = reward
         self.reward_scale = float(reward_scale)
-        most = numba.config.NUMBA_NUM_THREADS  # numba's pool
-        if check_count(num_threads, "num_threads") is not None and int(num_threads) > most:
-            raise ValueError(f"num_threads {num_threads}: numba has {most} threads (NUMBA_NUM_THREADS)")
+        pool = numba.config.NUMBA_NUM_THREADS
+        if check_count(num_threads, "num_threads") is not None and int(num_threads) > pool:
+            raise ValueError(f"num_threads {num_threads}: numba has {pool} threads (NUMBA_NUM_THREADS)")
+        most = numba.get_num_threads()  # the tuner's upper choice: the caller's count (numba.set_num_threads)
         #: the thread count this env's kernels run on, set around each call and given back after, so envs
         #: of other counts in one process keep theirs; None: the tuner's choice
         self.num_threads: int | None = None if num_threads is None else int(num_threads)
         #: None with ``num_threads`` given; else times the steps (module docstring)
         self.thread_tuner = ThreadTuner(most) if num_threads is None and most > 1 and num_envs > 1 else None
         chunks = min(self.num_envs, CHUNKS_PER_THREAD * (self.num_threads or most))
+        #: the count a tuner-less env without num_threads keeps: the caller's when it was built
+        self._default_threads = most
         n, d = self.num_envs, self.observation_size
         self._states = np.zeros((n, F.STATE_SIZE), dtype=np.int32)
         self._bufs = np.zeros((chunks, F.SCRATCH_DEPTH, F.SCRATCH_WIDTH), dtype=np.int32)
@@ -368,8 +372,7 @@ class BurakoVectorEnv:
         for i, rng in enumerate(self._rngs):
             manos[i] = draw_first_mano(rng, self.num_players)
             tiles[i] = shuffle_tiles(rng, self.tables.full_tiles)
-        tuner = self.thread_tuner
-        with self._on_threads(self.num_threads or (tuner.current if tuner else None)):
+        with self._on_threads(self.step_threads):
             _reset_all(
                 self._states,
                 tiles,
@@ -404,7 +407,7 @@ class BurakoVectorEnv:
             more = f" and {bad.size - 5} more" if bad.size > 5 else ""
             raise ValueError(f"illegal actions ({listed}{more}); no game moved")
         tuner = self.thread_tuner
-        threads = tuner.threads() if tuner is not None else self.num_threads
+        threads = tuner.threads() if tuner is not None else self.step_threads
         started = time.perf_counter()
         with self._on_threads(threads):
             _step_all(
@@ -426,7 +429,7 @@ class BurakoVectorEnv:
                 self.reward_mode == "win",
                 self.reward_scale,
             )
-        if tuner is not None and threads is not None:
+        if tuner is not None:
             tuner.record(threads, time.perf_counter() - started)
         self._deal_ahead()
         return self.obs, self.masks, self.rewards, self.terminated, self.truncated, self.info
@@ -440,18 +443,26 @@ class BurakoVectorEnv:
             self._next_tiles[i] = shuffle_tiles(rng, self.tables.full_tiles)
             self._refill[i] = 0
 
+    @property
+    def step_threads(self) -> int:
+        """The numba threads this env's kernels run on now: ``num_threads``, the tuner's current choice,
+        or the caller's count when the env was built."""
+        if self.num_threads is not None:
+            return self.num_threads
+        return self.thread_tuner.current if self.thread_tuner is not None else self._default_threads
+
     @contextlib.contextmanager
-    def _on_threads(self, threads: int | None) -> Iterator[None]:
-        """A kernel call on ``threads`` numba threads (None: the current count), in small chunks; the
-        thread count is numba's per calling thread, so the caller's is given back after."""
+    def _on_threads(self, threads: int) -> Iterator[None]:
+        """A kernel call on ``threads`` numba threads, in small chunks; the thread count is numba's per
+        calling thread, so the caller's is given back after."""
         outer = numba.get_num_threads()
-        if threads is not None and threads != outer:
+        if threads != outer:
             numba.set_num_threads(threads)
         try:
             with numba.parallel_chunksize(PARALLEL_CHUNKSIZE):
                 yield
         finally:
-            if threads is not None and threads != outer:
+            if threads != outer:
                 numba.set_num_threads(outer)
 
     # ------------------------------------------------------------------ inspection

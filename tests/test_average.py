@@ -162,6 +162,16 @@ def test_bad_averaging_requests_are_refused_and_write_nothing(
         assert out.read_bytes() == b"an earlier file"
 
 
+def test_warm_start_exports_of_two_runs_average(run_dir: Path) -> None:
+    """Two runs' policies at update 0 (exported after cloning, before PPO) share their progress, (0, 0),
+    and are no "same update of a run": they average."""
+    first = ckpt.load(run_dir / "policies" / "update_000001.pt")
+    second = ckpt.load(run_dir / "policies" / "update_000002.pt")
+    for data in (first, second):
+        data["trained"] = {"update": 0, "global_step": 0, "minutes": 1.0}
+    assert ckpt.average_policies([first, second], ["a.pt", "b.pt"])["averaged"] == 2
+
+
 def test_a_malformed_averaged_part_is_refused(run_dir: Path, tmp_path: Path) -> None:
     for bad in (1, 2.0, True, "3"):
         data = ckpt.load(run_dir / "policy.pt")

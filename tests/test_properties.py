@@ -295,13 +295,18 @@ VARIANTS = {
 }
 
 
+#: sampled states per variant: with distinct colours a set holds at most 4 tiles, so the sampled hands
+#: reach their muerto less often (36 small hands after it in 600 states, 74 in 1,000)
+VARIANT_STATES = {"distinct_set_colours": 1000}
+
+
 @pytest.mark.parametrize("variant", list(VARIANTS))
 def test_e3_mask_equals_oracle_table_rules(variant: str) -> None:
     """E3 under Part 2 table rules (B22 clean canasta to close, B7 without
     sets or with distinct colours, V2 cards without jokers): mask == oracle
-    on 600 sampled states, 2 players."""
+    on 600 sampled states (1,000 with distinct colours), 2 players."""
     rules = load_rules("burako", VARIANTS[variant])
-    checked = run_mask_vs_oracle(2, 600, seed0=70_000, rules=rules)
+    checked = run_mask_vs_oracle(2, VARIANT_STATES.get(variant, 600), seed0=70_000, rules=rules)
     assert checked["small_hand_after_muerto"] >= 50, checked
 
 

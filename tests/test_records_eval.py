@@ -426,14 +426,16 @@ def test_a_killed_evaluation_resumes_from_its_record_file(tmp_path: Path) -> Non
     resumed = evaluate(planner, RANDOM, games=8, seed=3, record_path=gz_killed, resume=True)
     assert 0 < resumed.resumed_games < 8 and summary_of(resumed) == summary_of(full)
     assert is_gzip(gz_killed) and read_records(gz_killed) == read_records(full_path)
-    # killed between two records (the writer flushes after each): whole lines, no gzip end; it was refused
-    stream = zlib.compressobj(wbits=31)
-    cut = stream.compress(b"".join(lines[:5])) + stream.flush(zlib.Z_SYNC_FLUSH)
-    gz_between = tmp_path / "between.jsonl.gz"
-    gz_between.write_bytes(cut)
-    resumed = evaluate(planner, RANDOM, games=8, seed=3, record_path=gz_between, resume=True)
-    assert resumed.resumed_games == 4 and summary_of(resumed) == summary_of(full)
-    assert read_records(gz_between) == read_records(full_path)
+    # killed between two records (the writer flushes after each): whole lines, no gzip end; it was refused.
+    # Between two deals too: nothing to drop, yet the file is rewritten (appending after it was unreadable)
+    for kept_lines in (5, 4):
+        stream = zlib.compressobj(wbits=31)
+        cut = stream.compress(b"".join(lines[:kept_lines])) + stream.flush(zlib.Z_SYNC_FLUSH)
+        gz_between = tmp_path / f"between{kept_lines}.jsonl.gz"
+        gz_between.write_bytes(cut)
+        resumed = evaluate(planner, RANDOM, games=8, seed=3, record_path=gz_between, resume=True)
+        assert resumed.resumed_games == 4 and summary_of(resumed) == summary_of(full)
+        assert read_records(gz_between) == read_records(full_path)
 
     # another evaluation's file, a corrupt line before the end, too many games: clear errors, file unchanged
     before = full_path.read_bytes()

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -148,7 +149,16 @@ def load_curve(path: Path | None, settings: dict[str, Any]) -> list[dict[str, An
         raise ValueError(
             f"--json {path} holds a curve with {kept}, not {settings}; name another file to start a new curve"
         )
-    return points
+    return [_with_nan(point) for point in points]
+
+
+def _with_nan(value: Any) -> Any:
+    """A point as it was before ``json_report`` wrote its no-number figures (one deal's intervals) as null."""
+    if value is None:
+        return math.nan
+    if isinstance(value, dict):
+        return {k: v if k in ("checkpoint", "sha256") else _with_nan(v) for k, v in value.items()}
+    return value
 
 
 def format_curve(points: list[dict[str, Any]], b: str) -> str:

@@ -106,7 +106,7 @@ from training.duplicate import (
 )
 from training.files import check_output_file, json_report, write_text_atomic
 from training.game_pool import WorkerDeath, one_thread_per_worker, play_in_pool, play_in_process
-from training.games import agent_games, check_agent_game, game_and_rules
+from training.games import agent_games, check_agent_game, game_and_rules, rules_differences
 from training.locks import file_lock
 from training.signals import sigterm_as_interrupt
 
@@ -282,7 +282,9 @@ def recorded_games(
             raise ValueError(f"{path}: not a game record this run can resume from ({exc})") from exc
         if lines[-1].strip():
             dropped = f"a torn last line (line {exc.line})"  # the last line, cut short by the kill
-        elif not exc.cut_short:
+        elif exc.cut_short:  # rewritten whole: a gzip member appended after an unfinished one is unreadable
+            dropped = "the compressed stream's missing end"
+        else:
             raise ValueError(f"{path}: not a game record this run can resume from ({exc})") from exc
     for index, record in enumerate(records):
         deal, seating = divmod(index, per_deal)
@@ -309,7 +311,7 @@ def recorded_games(
                 f"side(s) {', '.join(changed)} read differ (recorded {recorded}, now {files}; a checkpoint replaced "
                 "under the same path plays other games); use another --record path"
             )
-        if record["num_players"] != num_players or rules_of(record) != rules:
+        if record["num_players"] != num_players or rules_differences(rules_of(record), rules):
             raise ValueError(
                 f"{path}, record {number}: recorded with other rules or player count "
                 f"({record['rules'].get('name')!r}, {record['num_players']} players)"
@@ -469,7 +471,7 @@ def evaluate(
                     tmp = record_path.with_name(record_path.name + ".resume-tmp")
                     write_records(tmp, kept, compress=is_gzip(record_path))
                     tmp.replace(record_path)
-                    print(f"resume: dropped {dropped}; it is played again", file=sys.stderr)
+                    print(f"resume: dropped {dropped}; the file is rewritten as its whole deals", file=sys.stderr)
                 outcomes = [_row_of_record(r, a.label, b.label, keep_records) for r in kept]
                 done_deals = len(kept) // per_deal
             writer = RecordWriter(record_path, mode="a" if resume else "w")

@@ -81,7 +81,7 @@ def file_digest(path: str | Path) -> str | None:
     return digest.hexdigest()
 
 
-def json_report(data: Any) -> str:
+def json_report(data: Any, indent: int | None = 2) -> str:
     """``data`` as indented JSON that strict parsers read: a figure that is not a number (the interval of a
     score over one deal: NaN) is written null, where ``json.dumps`` writes the non-standard ``NaN``."""
 
@@ -94,4 +94,4 @@ def json_report(data: Any) -> str:
             return [finite(v) for v in value]
         return value
 
-    return json.dumps(finite(data), indent=2, allow_nan=False) + "\n"
+    return json.dumps(finite(data), indent=indent, allow_nan=False) + "\n"

@@ -81,6 +81,17 @@ def load_game_rules(game: str, rules: Any) -> Rules | RummyRules:
     return load_rules(rules)
 
 
+#: rules fields that label a table and change no game (``burako_env.fast.RULES_NOT_IN_KERNELS``)
+RULES_LABELS = ("name", "source")
+
+
+def rules_differences(played: Rules | RummyRules, now: Rules | RummyRules) -> list[str]:
+    """The fields in which two rules differ, their labels aside (a renamed rules file plays the same
+    games); the rules of the other game differ in every field."""
+    first, second = played.to_dict(), now.to_dict()
+    return sorted(k for k in {*first, *second} if k not in RULES_LABELS and first.get(k) != second.get(k))
+
+
 def check_duplicate_players(game: str, rules: Rules | RummyRules, num_players: int) -> None:
     """A ``ValueError`` when a duplicate match of ``game`` cannot seat ``num_players``:
     the two sides are A's and B's, so Burako takes 2 players or 4 in partnerships and

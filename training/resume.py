@@ -40,6 +40,7 @@ from agents import checkpoint as ckpt
 from agents.network import NetworkShape, PolicyNet
 from burako_env.safe_yaml import short_repr
 from training.files import write_text_atomic
+from training.games import rules_differences
 
 if TYPE_CHECKING:
     from training.ppo import PPOConfig, Trainer
@@ -103,8 +104,8 @@ def run_folder_of(checkpoint: Path) -> Path:
 
 def _rng_state(trainer: Trainer) -> dict[str, Any]:
     state = {"numpy": json.dumps(trainer.rng.bit_generator.state), "torch": torch.get_rng_state()}
-    if trainer.device.type == "cuda":  # the rollout's action draws on a GPU come from CUDA's generators
-        state["cuda"] = torch.cuda.get_rng_state_all()
+    if trainer.device.type == "cuda":  # the rollout's action draws on a GPU come from its device's generator
+        state["cuda"] = [torch.cuda.get_rng_state(trainer.device)]
     return state
 
 
@@ -170,8 +171,8 @@ def restore(trainer: Trainer, path: Path) -> Path:
         load_optimizer_state(trainer.optimizer, t["optimizer"])
         trainer.rng.bit_generator.state = json.loads(t["rng"]["numpy"])
         torch.set_rng_state(t["rng"]["torch"])
-        if trainer.device.type == "cuda" and "cuda" in t["rng"]:
-            torch.cuda.set_rng_state_all(t["rng"]["cuda"])
+        if trainer.device.type == "cuda" and t["rng"].get("cuda"):  # the run's device's, on whichever GPU now
+            torch.cuda.set_rng_state(t["rng"]["cuda"][0], trainer.device)
         trainer.league.load_state(t["league"])
         probe = PolicyNet(trainer.net.shape, trainer.rules)
         for weights in trainer.league.snapshots.values():  # a damaged snapshot fails here, not in a game
@@ -194,9 +195,8 @@ def restore(trainer: Trainer, path: Path) -> Path:
 def _check_same_run(data: dict[str, Any], trainer: Trainer, path: Path) -> None:
     """Refuse a resume under other rules (an edited rules file, another preset) or another seed."""
     _, trained_under = ckpt.policy_description(data, str(path))  # fields added since read as their defaults
-    if trained_under != trainer.rules:
-        stored, now = trained_under.to_dict(), trainer.rules.to_dict()
-        differ = sorted(k for k in {*stored, *now} if stored.get(k) != now.get(k))
+    differ = rules_differences(trained_under, trainer.rules)
+    if differ:
         raise ckpt.CheckpointError(
             f"{path}: the run was trained under other rules than config rules {trainer.cfg.rules!r} gives now "
             f"(they differ in {differ}); a run cannot change its rules midway (start a new run)"

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures as cf
-import json
 import multiprocessing
 import sys
 import time
@@ -30,6 +29,7 @@ from agents.rummy_runner import play_rummy_hand
 from burako_env.records import RecordWriter
 from burako_env.rummy.rules import RummyRules, load_rummy_rules
 from training.duplicate import AgentSpec, MatchFigures, agent_seed, deal_chunks, deal_seed, match_figures, scored_row
+from training.files import json_report
 from training.games import LOWER_TOTAL_WINS
 
 
@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--deals must be at least 1")
     summary = evaluate_rummy(args.a, args.b, args.deals, args.seed, args.rules, args.workers, args.record, True)
     if args.json:
-        print(json.dumps(asdict(summary)))
+        print(json_report(asdict(summary), indent=None), end="")
     else:
         lo, hi = summary.win_rate_ci
         dlo, dhi = summary.mean_diff_ci

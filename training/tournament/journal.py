@@ -16,7 +16,7 @@ from burako_env.records import dumps_record, rules_of, validate_record
 from burako_env.safe_yaml import YamlInputError, load_yaml, short_repr
 from training.duplicate import changed_agent_files, deal_seed
 from training.files import write_text_atomic
-from training.games import load_game_rules
+from training.games import load_game_rules, rules_differences
 from training.tournament.config import TournamentConfig, TournamentError
 from training.tournament.schedule import Pairing
 
@@ -172,10 +172,11 @@ def _entry_rules(entry: Mapping[str, Any], game: str) -> Any:
 
 
 def check_entry(
-    entry: Mapping[str, Any], config: TournamentConfig, pairings: Mapping[Any, Pairing], where: str
+    entry: Mapping[str, Any], config: TournamentConfig, pairings: Mapping[Any, Pairing], where: str, rules: Any
 ) -> None:
-    """A journal's game must be one this run schedules, with this run's seeds and
-    agents: games of another run (another seed, say) are never published as ours."""
+    """A journal's game must be one this run schedules, with this run's seeds, agents, rules
+    (``config.game_rules()``, read once by the caller) and players: games of another run (another
+    seed, say) are never published as ours."""
     t = entry["meta"]["tournament"]
     game = entry.get("game", "burako")
     if game != config.game:
@@ -183,14 +184,15 @@ def check_entry(
             f"{where}: game {entry_key(entry)} is a {game} game, but this run plays {config.game}: the folder "
             "holds games of another run; choose another 'out' or pass --fresh"
         )
-    played = {"rules": _entry_rules(entry, game), "players": entry.get("num_players")}
-    ours = {"rules": config.game_rules(), "players": config.players}
-    for key, value in ours.items():
-        if played[key] != value:
-            raise TournamentError(
-                f"{where}: game {entry_key(entry)} was played with other {key} than this run's: the folder "
-                "holds games of another run; choose another 'out' or pass --fresh"
-            )
+    played_rules = _entry_rules(entry, game)
+    differ = ["rules"] if played_rules is None or rules_differences(played_rules, rules) else []
+    if entry.get("num_players") != config.players:
+        differ.append("players")
+    if differ:
+        raise TournamentError(
+            f"{where}: game {entry_key(entry)} was played with other {' and '.join(differ)} than this run's: the "
+            "folder holds games of another run; choose another 'out' or pass --fresh"
+        )
     pairing = pairings[(t["a"], t["b"])]
     expected = {
         "seed": config.seed,

@@ -132,7 +132,7 @@ def _run_locked(
                     f"{out} holds game {key} (A, B, deal, seating), which this config does not schedule "
                     "(fewer games per pairing, or another format?); choose another 'out' or pass --fresh"
                 )
-            check_entry(entry, config, by_names, str(out / name))
+            check_entry(entry, config, by_names, str(out / name), rules)
             done.setdefault(key, entry)
     # only now, with nothing refused, are torn last lines cut and does the folder take this run's config
     for name in (RECORDS, FORFEITS):
