@@ -354,6 +354,8 @@ class BurakoVectorEnv:
     # ------------------------------------------------------------------ API
     def reset(self, seed: int | Sequence[int] | None = None) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
         n = self.num_envs
+        if isinstance(seed, np.ndarray) and seed.shape == ():  # a 0-d array is its one number
+            seed = seed[()]
         if seed is None:
             seeds: list[Any] = list(np.random.SeedSequence().spawn(n))
         elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):

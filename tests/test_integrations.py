@@ -498,6 +498,11 @@ def test_vector_env_index_arguments_are_checked_before_the_kernels_read_them() -
             with pytest.raises(ValueError, match=said):
                 method(np.array(games), np.array(seats))
     assert env.table_margins(np.array([0, 2]), np.array([0, 1])).shape == (2,)
+    # a 0-d seed array is its number (it raised a bare TypeError); a 0-d float array is refused by name
+    first = env.reset(seed=np.array(5))[0].copy()
+    assert np.array_equal(first, env.reset(seed=5)[0])
+    with pytest.raises(ValueError, match="seed"):
+        env.reset(seed=np.array(5.0))
 
 
 def test_vector_gym_env_refuses_an_opponent_policys_float_answers() -> None:
