@@ -86,6 +86,7 @@ from burako_env.safe_yaml import short_repr
 
 if TYPE_CHECKING:
     from burako_env.rummy.engine import RummyState
+    from burako_env.rummy.rules import RummyRules
 
 FORMAT_VERSION = 1
 END_REASONS = (CLOSED, STOCK_EXHAUSTED, VOID, TRUNCATED)
@@ -263,13 +264,20 @@ def _want_list(record: Mapping[str, Any], name: str) -> list[Any]:
     return value
 
 
-def rules_of(record: Mapping[str, Any]) -> Rules:
-    """The record's rules, with the hand_size keys JSON turned into strings
-    read back as ints."""
+def rules_of(record: Mapping[str, Any]) -> Rules | RummyRules:
+    """The record's rules, of its game (``Rules``, or ``RummyRules`` for a Rummy record), with the
+    hand_size keys JSON turned into strings read back as ints."""
     data = record.get("rules")
     if not isinstance(data, Mapping):
         raise RecordError(f"expected an object (Rules.to_dict()), got {_type_name(data)}", field="rules")
     data = dict(data)
+    if game_of(record) == "rummy":
+        from burako_env.rummy.rules import load_rummy_rules
+
+        try:
+            return load_rummy_rules(data)
+        except RulesError as exc:
+            raise RecordError(str(exc), field="rules") from exc
     sizes = data.get("hand_size")
     if isinstance(sizes, Mapping):
         fixed: dict[Any, Any] = {}
@@ -662,9 +670,8 @@ def _replay_rummy(record: Mapping[str, Any], copies: bool) -> Iterator[ReplaySte
     from burako_env.rummy import actions as RA
     from burako_env.rummy.engine import IllegalActionError as RummyIllegal
     from burako_env.rummy.engine import Phase, RummyState
-    from burako_env.rummy.rules import load_rummy_rules
 
-    rules = load_rummy_rules(dict(record["rules"]))
+    rules = rules_of(record)
     state = RummyState.new_game(np.random.default_rng(record["deal_seed"]), rules, record["num_players"])
     if state.starter != record["starter"]:
         raise RecordError(

@@ -12,11 +12,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from burako_env.records import dumps_record, rules_of, validate_record
+from burako_env.records import RecordError, dumps_record, rules_of, validate_record
 from burako_env.safe_yaml import YamlInputError, load_yaml, short_repr
 from training.duplicate import changed_agent_files, deal_seed
 from training.files import write_text_atomic
-from training.games import load_game_rules, rules_differences
+from training.games import rules_differences
 from training.tournament.config import TournamentConfig, TournamentError
 from training.tournament.schedule import Pairing
 
@@ -160,14 +160,12 @@ def write_agent_files(files: Mapping[str, Mapping[str, str | None]], out: Path) 
     write_text_atomic(out / AGENT_FILES, json.dumps(files, indent=2, sort_keys=True) + "\n")
 
 
-def _entry_rules(entry: Mapping[str, Any], game: str) -> Any:
+def _entry_rules(entry: Mapping[str, Any]) -> Any:
     """The rules a journal's game was played under, as an object (fields added since it was written read
     as their defaults), or None when unreadable."""
     try:
-        if game == "rummy":
-            return load_game_rules(game, dict(entry["rules"]))
-        return rules_of(entry)  # JSON made hand_size's keys strings: read back as ints
-    except (KeyError, TypeError, ValueError):  # RulesError and RecordError are ValueErrors
+        return rules_of(entry)
+    except RecordError:
         return None
 
 
@@ -184,7 +182,7 @@ def check_entry(
             f"{where}: game {entry_key(entry)} is a {game} game, but this run plays {config.game}: the folder "
             "holds games of another run; choose another 'out' or pass --fresh"
         )
-    played_rules = _entry_rules(entry, game)
+    played_rules = _entry_rules(entry)
     differ = ["rules"] if played_rules is None or rules_differences(played_rules, rules) else []
     if entry.get("num_players") != config.players:
         differ.append("players")
