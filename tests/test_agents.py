@@ -311,6 +311,30 @@ def test_a_seats_view_resamples_the_hidden_tiles_apart_from_the_deals_generator(
     assert abs(tagged - independent) < 0.2, (tagged, independent)
 
 
+@pytest.mark.parametrize(
+    ("agent", "options"), [("ismcts", {"simulations": 4}), ("fast_ismcts", {"simulations": 8}), ("planner", {})]
+)
+def test_the_shipped_agents_games_do_not_depend_on_the_views_stream(
+    agent: str, options: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seat 0's old view generator followed the deal, but no shipped agent read that resampling:
+    the searches determinize from the seat's unseen *counts* (a canonical pool) with their own
+    generator, and the planner reads only what the seat sees. So the searches' and the planner's
+    published games replay as they were played before the fix (a game of each here, seat 0)."""
+    import agents.runner as runner
+    from training.evaluate import AgentSpec
+
+    def game() -> list[int]:
+        agents = [AgentSpec.of(agent, options).build(7), AgentSpec.of("planner").build(8)]
+        result = runner.play_game(agents, "burako", 2, deal_seed=11, record=True)
+        assert result.record is not None
+        return result.record["actions"]
+
+    now = game()
+    monkeypatch.setattr(runner, "view_generator", lambda seed, seat: np.random.default_rng([seed, seat]))
+    assert game() == now
+
+
 def test_the_runner_and_the_gym_env_give_each_seat_its_view_generator(monkeypatch: pytest.MonkeyPatch) -> None:
     import agents.runner as runner
     import burako_env.gym as gym_module
