@@ -271,6 +271,10 @@ def rules_of(record: Mapping[str, Any]) -> Rules | RummyRules:
     if not isinstance(data, Mapping):
         raise RecordError(f"expected an object (Rules.to_dict()), got {_type_name(data)}", field="rules")
     data = dict(data)
+    if "preset" in data:
+        # a record's rules are whole (to_dict()); a preset would read a file named by whoever wrote the
+        # record (the web table's replay takes uploads)
+        raise RecordError("a record's rules are complete fields, not a 'preset' to read", field="rules")
     if game_of(record) == "rummy":
         from burako_env.rummy.rules import load_rummy_rules
 

@@ -136,15 +136,7 @@ class Rules:
         return total - num_players * self.hand_size[num_players] - self.num_sides(num_players) * self.muerto_size
 
     def check_players(self, num_players: int) -> None:
-        if not is_integer(num_players):
-            raise RulesError(
-                f"num_players must be an integer (2 or 4), got {type(num_players).__name__} {short_repr(num_players)}"
-            )
-        if num_players not in self.players:
-            raise RulesError(
-                f"num_players={num_players} is not allowed by rules {self.name!r}: "
-                f"allowed player counts are {list(self.players)}"
-            )
+        check_player_count(num_players, self.players, self.name)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (YAML/JSON friendly)."""
@@ -171,6 +163,59 @@ MAX_TURNS_LIMIT = 1_000_000
 MAX_LABEL_CHARS = 200
 #: how deep ``preset:`` may chain files (a file naming itself is refused at once)
 MAX_PRESET_DEPTH = 8
+#: a tile's value, a bonus or a penalty: far above any preset's, and small enough that every hand's and
+#: match's score fits the engines' 64-bit integers (a record's rules are read from untrusted files)
+MAX_POINTS = 1_000_000
+#: a match's target (B28)
+MAX_TARGET = 1_000_000_000
+
+
+def check_player_count(num_players: Any, allowed: tuple[int, ...], rules_name: str) -> None:
+    """``num_players`` must be one of the rules' player counts (both games' rules call this)."""
+    if not is_integer(num_players):
+        raise RulesError(
+            f"num_players must be an integer ({', '.join(map(str, allowed))}), got "
+            f"{type(num_players).__name__} {short_repr(num_players)}"
+        )
+    if num_players not in allowed:
+        raise RulesError(
+            f"num_players={num_players} is not allowed by rules {rules_name!r}: "
+            f"allowed player counts are {list(allowed)}"
+        )
+
+
+def int_problem(value: Any, low: int, high: int | None = None) -> str | None:
+    """Why ``value`` is not an integer in ``low..high`` (None: it is); both games' rules use it."""
+    if not is_integer(value):
+        return f"expected an integer, got {type(value).__name__} {short_repr(value)}"
+    if value < low or (high is not None and value > high):
+        bound = f">= {low}" if high is None else f"between {low} and {high:,}"
+        return f"must be {bound}, got {short_repr(value)}"
+    return None
+
+
+def label_problem(value: Any, empty_ok: bool) -> str | None:
+    """Why ``value`` is not a one-line label (a rules name goes into file and folder names)."""
+    if not isinstance(value, str):
+        return f"expected a string, got {type(value).__name__} {short_repr(value)}"
+    if not value and not empty_ok:
+        return "expected a non-empty string"
+    if len(value) > MAX_LABEL_CHARS or any(ord(c) < 32 for c in value):
+        return f"expected one line of at most {MAX_LABEL_CHARS} characters, got {short_repr(value)}"
+    return None
+
+
+def players_problem(players: Any) -> str | None:
+    """Why ``players`` is not a non-empty tuple of distinct player counts 2..4."""
+    if not isinstance(players, tuple) or not players:
+        return "expected a non-empty list of player counts"
+    for count in players:
+        problem = int_problem(count, 2, 4)
+        if problem:
+            return problem
+    if len(set(players)) != len(players):
+        return f"expected distinct player counts, got {list(players)}"
+    return None
 
 
 def _fail(field_name: str, reason: str) -> None:
@@ -178,11 +223,9 @@ def _fail(field_name: str, reason: str) -> None:
 
 
 def _check_int(name: str, value: Any, low: int, high: int | None = None) -> None:
-    if not is_integer(value):
-        _fail(name, f"expected an integer, got {type(value).__name__} {short_repr(value)}")
-    if value < low or (high is not None and value > high):
-        bound = f">= {low}" if high is None else f"between {low} and {high:,}"
-        _fail(name, f"must be {bound}, got {short_repr(value)}")
+    problem = int_problem(value, low, high)
+    if problem:
+        _fail(name, problem)
 
 
 def _check_bool(name: str, value: Any) -> None:
@@ -191,12 +234,9 @@ def _check_bool(name: str, value: Any) -> None:
 
 
 def _check_label(name: str, value: Any, empty_ok: bool) -> None:
-    if not isinstance(value, str):
-        _fail(name, f"expected a string, got {type(value).__name__} {short_repr(value)}")
-    if not value and not empty_ok:
-        _fail(name, "expected a non-empty string")
-    if len(value) > MAX_LABEL_CHARS or any(ord(c) < 32 for c in value):
-        _fail(name, f"expected one line of at most {MAX_LABEL_CHARS} characters, got {short_repr(value)}")
+    problem = label_problem(value, empty_ok)
+    if problem:
+        _fail(name, problem)
 
 
 def _validate(rules: Rules) -> None:
@@ -204,10 +244,9 @@ def _validate(rules: Rules) -> None:
     _check_label("source", rules.source, empty_ok=True)
     if not isinstance(rules.tile_set, str) or rules.tile_set not in TILE_SETS:
         _fail("tile_set", f"expected one of {list(TILE_SETS)}, got {short_repr(rules.tile_set)}")
-    if not isinstance(rules.players, tuple) or not rules.players:
-        _fail("players", "expected a non-empty list of player counts")
-    for count in rules.players:
-        _check_int("players", count, 2, 4)
+    problem = players_problem(rules.players)
+    if problem:
+        _fail("players", problem)
     if not isinstance(rules.hand_size, Mapping):
         _fail("hand_size", f"expected a mapping player count -> tiles, got {short_repr(rules.hand_size)}")
     for key, value in rules.hand_size.items():
@@ -229,9 +268,9 @@ def _validate(rules: Rules) -> None:
     _check_int("wilds_per_meld", rules.wilds_per_meld, 1, 1)
     _check_mapping("tile_values", rules.tile_values, TILE_VALUE_KEYS)
     _check_mapping("canasta_bonus", rules.canasta_bonus, CANASTA_BONUS_KEYS)
-    _check_int("closing_bonus", rules.closing_bonus, 0)
-    _check_int("muerto_penalty", rules.muerto_penalty, 0)
-    _check_int("target", rules.target, 1)
+    _check_int("closing_bonus", rules.closing_bonus, 0, MAX_POINTS)
+    _check_int("muerto_penalty", rules.muerto_penalty, 0, MAX_POINTS)
+    _check_int("target", rules.target, 1, MAX_TARGET)
     _check_int("max_turns", rules.max_turns, 1, MAX_TURNS_LIMIT)
     total = int(tile_set_counts(rules.tile_set).sum())
     for count in rules.players:
@@ -256,7 +295,7 @@ def _check_mapping(name: str, value: Any, keys: tuple[str, ...]) -> None:
     if missing:
         _fail(name, f"missing key(s) {missing}")
     for key in keys:
-        _check_int(f"{name}.{key}", value[key], 0)
+        _check_int(f"{name}.{key}", value[key], 0, MAX_POINTS)
 
 
 def preset_names() -> list[str]:

@@ -513,3 +513,75 @@ def test_the_wrapped_env_refuses_a_bool_action_like_the_raw_env() -> None:
     assert np.array_equal(observation["observation"], before) and reward == 0 and not terminated and not truncated
     game.step(int(np.flatnonzero(observation["action_mask"])[0]))
     assert game.agent_selection in game.agents
+
+
+# --------------------------------------------------------------------------- records' rules (a review, 2026-12-05)
+def _random_record(rules: str = "burako") -> dict:
+    from agents.random_agent import RandomAgent
+    from agents.runner import play_game
+
+    result = play_game([RandomAgent(seed=1), RandomAgent(seed=2)], rules, 2, deal_seed=3, record=True)
+    assert result.record is not None
+    return result.record
+
+
+def test_a_records_rules_may_not_name_a_preset_file_to_read(tmp_path: Path) -> None:
+    """A record's rules are whole fields; ``preset: <path>`` made the reader load that file (the web
+    table's replay of an upload read the server's files and named their keys in its error)."""
+    from burako_env.records import replay, validate_record
+
+    secret = tmp_path / "config.yaml"
+    secret.write_text("db_password: hunter2\n", encoding="utf-8")
+    record = _random_record()
+    record["rules"] = {**record["rules"], "preset": str(secret)}
+    for read in (validate_record, replay):
+        with pytest.raises(RecordError, match="not a 'preset' to read") as info:
+            read(record)
+        assert "db_password" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("tile_values", {"joker": 2**63}),
+        ("canasta_bonus", {"clean": 10**12}),
+        ("closing_bonus", 10**30),
+        ("target", 10**20),
+    ],
+)
+def test_rule_points_are_bounded_so_scores_fit_the_engines_integers(field: str, value: object) -> None:
+    """B25-B28 values far beyond any sheet's: refused as rules, and a record carrying them is a
+    RecordError (replay raised a bare OverflowError from numpy)."""
+    from burako_env.records import replay
+
+    with pytest.raises(RulesError, match=field):
+        load_rules({"preset": "burako", field: value})
+    record = _random_record()
+    rules = dict(record["rules"])
+    rules[field] = {**rules[field], **value} if isinstance(value, dict) else value
+    record["rules"] = rules
+    with pytest.raises(RecordError, match=field):
+        replay(record)
+
+
+def test_rummy_rules_labels_player_counts_and_bounds_are_checked_as_burakos() -> None:
+    """Rummy's rules took a name with a newline (it goes into run folder names), a number as its
+    source, duplicate player counts, a float player count (a numpy TypeError later), and penalties and
+    match lengths that push observations outside their declared box."""
+    from burako_env.rummy.rules import load_rummy_rules
+
+    bad = {
+        "name": "a/../b\nc",
+        "source": 5,
+        "players": [2, 2, 3],
+        "joker_penalty": 10**7,
+        "hands_per_match": 10**6,
+        "first_play_minimum": 10**30,
+    }
+    for field, value in bad.items():
+        with pytest.raises(RulesError, match=field):
+            load_rummy_rules("rummy", {field: value})
+    with pytest.raises(RulesError, match="distinct player counts"):
+        load_rules({"preset": "burako", "players": [2, 2]})
+    with pytest.raises(RulesError, match="num_players must be an integer"):
+        load_rummy_rules("rummy").check_players(2.0)  # type: ignore[arg-type]

@@ -17,11 +17,15 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from burako_env.rules import RulesError
+from burako_env.rules import MAX_POINTS, RulesError, check_player_count, int_problem, label_problem, players_problem
 from burako_env.safe_yaml import YamlInputError, load_yaml, read_text_file
 
 #: Rummy is always played with the 106 tiles (R1)
 NUM_TILES = 106
+#: bounds that keep every match total inside the observation's box (its hand_number below 106, its
+#: match scores below 10,000 x 100 points: 100 hands of 2 jokers and 104 tiles of 13 cost 335,200)
+MAX_HANDS_PER_MATCH = 100
+MAX_JOKER_PENALTY = 1_000
 
 
 @dataclass(frozen=True)
@@ -45,11 +49,7 @@ class RummyRules:
         _validate(self)
 
     def check_players(self, num_players: int) -> None:
-        if num_players not in self.players:
-            raise RulesError(
-                f"num_players={num_players} is not allowed by rules {self.name!r}: "
-                f"allowed player counts are {list(self.players)}"
-            )
+        check_player_count(num_players, self.players, self.name)
 
     def stock_size(self, num_players: int) -> int:
         """Tiles in the stock after the deal and the closing tile (R2)."""
@@ -68,24 +68,21 @@ def _fail(name: str, reason: str) -> None:
     raise RulesError(f"rummy rules field {name!r}: {reason}")
 
 
-def _check_int(name: str, value: Any, low: int, high: int | None = None) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        _fail(name, f"expected an integer, got {type(value).__name__} {value!r}")
-    if value < low or (high is not None and value > high):
-        _fail(name, f"must be {'>= ' + str(low) if high is None else f'between {low} and {high}'}, got {value}")
+def _check(name: str, problem: str | None) -> None:
+    if problem:
+        _fail(name, problem)
 
 
 def _validate(rules: RummyRules) -> None:
-    if not isinstance(rules.name, str) or not rules.name:
-        _fail("name", "expected a non-empty string")
-    if not isinstance(rules.players, tuple) or not rules.players:
-        _fail("players", "expected a non-empty list of player counts")
-    for count in rules.players:
-        _check_int("players", count, 2, 4)
-    _check_int("hand_size", rules.hand_size, 1)
-    _check_int("first_play_minimum", rules.first_play_minimum, 0)
-    _check_int("joker_penalty", rules.joker_penalty, 0)
-    _check_int("hands_per_match", rules.hands_per_match, 1)
+    _check("name", label_problem(rules.name, empty_ok=False))
+    _check("source", label_problem(rules.source, empty_ok=True))
+    _check("players", players_problem(rules.players))
+    _check("hand_size", int_problem(rules.hand_size, 1, NUM_TILES))
+    _check("first_play_minimum", int_problem(rules.first_play_minimum, 0, MAX_POINTS))
+    # the observation's bounds (burako_env/rummy/observation.py) hold a match of at most this many hands,
+    # each costing a seat at most its hand's tiles, jokers at joker_penalty
+    _check("joker_penalty", int_problem(rules.joker_penalty, 0, MAX_JOKER_PENALTY))
+    _check("hands_per_match", int_problem(rules.hands_per_match, 1, MAX_HANDS_PER_MATCH))
     for count in rules.players:
         if rules.stock_size(count) < 0:
             _fail("hand_size", f"cannot deal {count} hands of {rules.hand_size} and a closing tile from {NUM_TILES}")
