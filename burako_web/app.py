@@ -44,7 +44,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
-from burako_env.records import RecordError, validate_record
+from burako_env.records import RecordError, game_of, validate_record
 from burako_env.rules import preset_names
 from burako_web.games import GAMES, game_named
 from burako_web.match import PERSON, Match, MoveError, default_bot, seat_kinds
@@ -71,9 +71,11 @@ class Limits:
     max_sockets_per_room: int = 16
     #: seconds a room with nobody connected lives on
     room_timeout: float = 300.0
-    #: seconds between two bot moves (a readable pace), and before the next hand of an all-bot table
+    #: seconds between two bot moves (a readable pace)
     bot_delay: float = 0.8
-    hand_pause: float = 3.0
+    #: seconds a connection may wait before its hello; a room full of connections that said none makes
+    #: room for a new one by closing the oldest, so silent sockets cannot lock a seated player out
+    hello_timeout: float = 10.0
 
     def __post_init__(self) -> None:
         """Limits that would make a server useless (no room can open) or nonsensical are refused."""
@@ -91,8 +93,8 @@ class Limits:
 
 #: the :class:`Limits` that count things, bound a rate or a time, or set a pace (0: no wait)
 _WHOLE_LIMITS = ("max_rooms", "max_message", "max_request", "max_replay", "max_replay_hands", "max_sockets_per_room")
-_POSITIVE_LIMITS = ("rate", "burst", "room_timeout")
-_PACE_LIMITS = ("bot_delay", "hand_pause")
+_POSITIVE_LIMITS = ("rate", "burst", "room_timeout", "hello_timeout")
+_PACE_LIMITS = ("bot_delay",)
 
 
 @dataclass
@@ -133,6 +135,8 @@ class Room:
         self.empty_since = time.monotonic()
         #: open WebSockets to this room, with or without a seat
         self.connections = 0
+        #: the open WebSockets that have not said hello yet, oldest first
+        self.waiting: dict[WebSocket, None] = {}
         self.closed = False
         self.task: asyncio.Task[None] | None = None
         self.error: str | None = None
@@ -141,8 +145,9 @@ class Room:
     def claim(self, token: Any) -> tuple[int, str] | None:
         """The seat of a known token, else the first free person seat (a new token)."""
         if isinstance(token, str):
+            given = token.encode("utf-8", "surrogatepass")  # compare_digest takes non-ASCII text as bytes only
             for seat, slot in enumerate(self.slots):
-                if slot.token is not None and secrets.compare_digest(slot.token, token):
+                if slot.token is not None and secrets.compare_digest(slot.token.encode(), given):
                     return seat, slot.token
         for seat, slot in enumerate(self.slots):
             if slot.kind == PERSON and slot.token is None:
@@ -234,28 +239,21 @@ class Room:
         limits = self.limits
         while not self.closed:
             self.changed.clear()  # a poke from now on is kept for the wait below
-            acted = pause = False
+            acted = False
             async with self.lock:
                 m = self.match
                 if m.state is None and self.people_seated():
                     m.start_hand()
                     acted = True
                 elif m.hand_over and not m.match_over:
+                    # every room has a person (a room of bots only is refused: nobody could watch it)
                     people = {s for s, slot in enumerate(self.slots) if slot.kind == PERSON}
-                    if people and people <= self.ready:
+                    if people <= self.ready:
                         self.ready.clear()
                         m.start_hand()
                         acted = True
-                    elif not people:  # a table of bots: the next hand after a pause
-                        pause = True
                 if acted:
                     await self.broadcast()
-            if pause:
-                await asyncio.sleep(limits.hand_pause)
-                async with self.lock:
-                    self.match.start_hand()
-                    await self.broadcast()
-                continue
             if acted:
                 continue
             if self.match.bot_to_act():
@@ -351,12 +349,14 @@ class Tables:
             seats = [PERSON] + [default_bot(rules, players)] * (players - 1)
         if not isinstance(seats, list) or not all(isinstance(s, str) for s in seats):
             raise ValueError("seats must be a list of names")
+        if PERSON not in seats:  # nobody could sit down to watch it: it would play on unseen, holding a room
+            raise ValueError(f"at least one seat must be a person ({PERSON!r})")
         room_id = secrets.token_urlsafe(6)
         record_path = None
         if self.records_dir is not None:
             self.records_dir.mkdir(parents=True, exist_ok=True)
             record_path = self.records_dir / f"room-{room_id}.jsonl"
-        seed = secrets.randbits(32) if self.seed is None else self.seed + self.created
+        seed = secrets.randbits(128) if self.seed is None else self.seed + self.created
         try:
             match = Match(game, rules, players, seats, seed=seed, record_path=record_path, meta={"room": room_id})
         except (KeyError, TypeError) as exc:  # an agent that cannot sit at this table
@@ -385,6 +385,17 @@ class Tables:
         self.rooms.clear()
         if self.reaper is not None:
             self.reaper.cancel()
+
+
+def _parse_json(text: str | bytes, what: str) -> Any:
+    """JSON from a client, or a ValueError naming ``what``: nesting too deep for the parser
+    (a RecursionError) is refused like any other bad JSON, not answered with a 500."""
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{what} is not valid JSON: {exc}") from exc
+    except RecursionError:
+        raise ValueError(f"{what} is nested too deeply") from None
 
 
 async def _read_body(request: Request, limit: int) -> bytes:
@@ -422,15 +433,12 @@ def create_app(
                 "target": rules.target,
                 "default_bot": {str(n): default_bot(rules, n) for n in rules.players},
             }
-        return JSONResponse({"games": sorted(GAMES), "presets": presets, "seat_kinds": seat_kinds()})
+        return JSONResponse({"games": sorted(GAMES), "presets": presets, "seat_kinds": seat_kinds("burako")})
 
     async def create_room(request: Request) -> Response:
         try:
             body = await _read_body(request, limits.max_request)
-            try:
-                data = json.loads(body)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                raise ValueError(f"the request is not JSON: {exc}") from exc
+            data = _parse_json(body, "the request")
             if not isinstance(data, dict):
                 raise ValueError("the request is a JSON object")
             room = tables.create(data)
@@ -447,12 +455,13 @@ def create_app(
                     continue
                 if len(hands) >= limits.max_replay_hands:
                     raise ValueError(f"at most {limits.max_replay_hands} records per replay")
+                record = _parse_json(line, f"line {number}")
                 try:
-                    record = json.loads(line)
                     validate_record(record)
-                    hands.append(await asyncio.to_thread(GAMES["burako"].replay_frames, record))
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"line {number}: not valid JSON: {exc.msg}") from exc
+                    game = game_of(record)
+                    if game not in GAMES:
+                        raise ValueError(f"line {number}: a {game} record; this table replays {', '.join(GAMES)}")
+                    hands.append(await asyncio.to_thread(GAMES[game].replay_frames, record))
                 except RecordError as exc:
                     raise ValueError(str(exc.at_line(number))) from exc
             if not hands:
@@ -469,15 +478,35 @@ def create_app(
             await ws.close(code=4404)
             return
         if room.connections >= limits.max_sockets_per_room:
-            await ws.send_text(json.dumps({"type": "error", "message": "too many connections to this room"}))
-            await ws.close(code=4429)
-            return
+            if not room.waiting:  # every connection holds a seat
+                await ws.send_text(json.dumps({"type": "error", "message": "too many connections to this room"}))
+                await ws.close(code=4429)
+                return
+            # the oldest silent connection makes room: a player coming back is never locked out by them
+            oldest = next(iter(room.waiting))
+            del room.waiting[oldest]
+            await room.send(oldest, {"type": "error", "message": "too many connections to this room: closed"})
+            with contextlib.suppress(RuntimeError, WebSocketDisconnect, OSError):
+                await oldest.close(code=4429)
+            room.connections -= 1  # its own handler, woken by the close, no longer counts it
         room.connections += 1  # seated or not yet: each costs the server
+        room.waiting[ws] = None
         bucket = TokenBucket(limits.rate, limits.burst)
         seat: int | None = None
+        hello_by = time.monotonic() + limits.hello_timeout
         try:
             while True:
-                message = await ws.receive()
+                if seat is None:
+                    try:
+                        message = await asyncio.wait_for(ws.receive(), max(0.0, hello_by - time.monotonic()))
+                    except TimeoutError:
+                        await room.send(ws, {"type": "error", "message": f"no hello within {limits.hello_timeout} s"})
+                        await ws.close(code=4408)
+                        return
+                    if ws not in room.waiting:  # closed to make room for a newer connection (uncounted)
+                        return
+                else:
+                    message = await ws.receive()
                 if message["type"] == "websocket.disconnect":
                     break
                 text = message.get("text")
@@ -491,9 +520,9 @@ def create_app(
                     await room.send(ws, {"type": "error", "message": f"message larger than {limits.max_message} bytes"})
                     continue
                 try:
-                    data = json.loads(text)
-                except json.JSONDecodeError:
-                    await room.send(ws, {"type": "error", "message": "a message is a JSON object"})
+                    data = _parse_json(text, "a message")
+                except ValueError as exc:
+                    await room.send(ws, {"type": "error", "message": f"{exc}; a message is a JSON object"})
                     continue
                 if seat is None:
                     if not isinstance(data, dict) or data.get("type") != "hello":
@@ -506,6 +535,7 @@ def create_app(
                             await ws.close(code=4403)
                             return
                         seat, token = claimed
+                        room.waiting.pop(ws, None)
                         room.slots[seat].sockets.add(ws)
                         await room.send(ws, {"type": "welcome", "room": room.id, "seat": seat, "token": token})
                         await room.broadcast()
@@ -517,7 +547,9 @@ def create_app(
         except WebSocketDisconnect:
             pass
         finally:
-            room.connections -= 1
+            # a connection closed to make room was uncounted by the one that closed it
+            if seat is not None or room.waiting.pop(ws, False) is None:
+                room.connections -= 1
             if seat is not None:
                 room.slots[seat].sockets.discard(ws)
                 if room.sockets() == 0:

@@ -271,7 +271,7 @@ class BurakoTable:
             "cards": rules.cards,
             "agents": list(record["agents"]),
             "num_players": record["num_players"],
-            "deal_seed": record["deal_seed"],
+            "deal_seed": str(record["deal_seed"]),  # as text: 128-bit seeds do not fit JavaScript's numbers
             "end_reason": record["end_reason"],
             "hand_scores": record["hand_scores"],
             "frames": frames,

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.registry import agent_names, make_agent
+from agents.registry import agent_games, agent_names, make_agent
 from burako_env.records import RecordWriter
 from burako_env.views import view_generator
 from burako_web.games import TableGame
@@ -80,9 +80,10 @@ class MoveError(ValueError):
     """A move that is refused (wrong seat, not its turn, not legal); nothing changed."""
 
 
-def seat_kinds() -> list[str]:
-    """What may sit at a seat: a person or any registered agent."""
-    return [PERSON] + [name for name in agent_names() if name != "human"]
+def seat_kinds(game: str = "burako") -> list[str]:
+    """What may sit at a seat of ``game``'s table: a person or a registered agent that plays it
+    (plug-ins the registry cannot place are offered too, and refused by their own ``reset`` if unfit)."""
+    return [PERSON] + [name for name in agent_names() if name != "human" and game in (agent_games(name) or (game,))]
 
 
 @dataclass
@@ -112,10 +113,12 @@ class Match:
             )
         if len(seats) != num_players:
             raise ValueError(f"{len(seats)} seats given for {num_players} players")
-        known = seat_kinds()
+        known = seat_kinds(game.name)
         for seat, kind in enumerate(seats):
             if kind not in known:
-                raise ValueError(f"seat {seat}: unknown player {kind!r}; choose one of {', '.join(known)}")
+                raise ValueError(
+                    f"seat {seat}: unknown player {kind!r} at a {game.name} table; choose one of {', '.join(known)}"
+                )
         self.game = game
         self.rules = rules
         self.num_players = num_players
@@ -149,7 +152,9 @@ class Match:
 
     # ------------------------------------------------------------------ hands
     def seed_base(self, hand: int) -> int:
-        return int(np.random.SeedSequence([self.seed, 0, hand]).generate_state(1)[0])
+        """128 bits, from the match's seed (128 bits at random): a seat knows its own hand and the mano,
+        which pin a 32-bit deal seed, and a search over 2**32 seeds would show every hidden tile."""
+        return int.from_bytes(np.random.SeedSequence([self.seed, 0, hand]).generate_state(4).tobytes(), "little")
 
     def start_hand(self) -> None:
         """Deal the next hand (the first one too)."""

@@ -29,7 +29,7 @@ from burako_web.match import Match, MoveError  # noqa: E402
 from burako_web.testing import serve  # noqa: E402
 
 GAME: BurakoTable = GAMES["burako"]  # type: ignore[assignment]
-FAST = Limits(bot_delay=0.0, hand_pause=0.0, rate=1e6, burst=1e6)
+FAST = Limits(bot_delay=0.0, rate=1e6, burst=1e6)
 #: every key a state message may carry (a new key must be added here, after checking what it reveals)
 STATE_KEYS = {
     "type", "room", "game", "rules", "status", "seat", "seats", "hand_number", "step", "match_scores",
@@ -283,7 +283,7 @@ def test_every_message_to_a_seat_over_whole_games_shows_only_what_it_may_see_E2(
 
 
 def test_malformed_out_of_turn_and_illegal_messages_get_errors_and_change_nothing(tmp_path: Path) -> None:
-    limits = Limits(bot_delay=0.0, hand_pause=0.0, rate=1e6, burst=1e6, max_message=512)
+    limits = Limits(bot_delay=0.0, rate=1e6, burst=1e6, max_message=512)
     with serve(limits, records_dir=tmp_path, seed=4) as server:
         _, room = post(server.url + "api/rooms", {"preset": "burako", "players": 2, "seats": ["person", "person"]})
         a = Client(server.port, room["room"])
@@ -332,9 +332,7 @@ def test_malformed_out_of_turn_and_illegal_messages_get_errors_and_change_nothin
 
 
 def test_limits_on_rooms_requests_and_message_rate(tmp_path: Path) -> None:
-    limits = Limits(
-        bot_delay=0.0, hand_pause=0.0, max_rooms=2, rate=1.0, burst=3.0, max_request=300, max_sockets_per_room=4
-    )
+    limits = Limits(bot_delay=0.0, max_rooms=2, rate=1.0, burst=3.0, max_request=300, max_sockets_per_room=4)
     with serve(limits, records_dir=tmp_path) as server:
         url = server.url + "api/rooms"
         assert post(url, {"seats": ["person", "random"]})[0] == 200
@@ -351,10 +349,16 @@ def test_limits_on_rooms_requests_and_message_rate(tmp_path: Path) -> None:
         assert status == 400 and "maximum of 2 rooms" in body["error"]
         client = Client(server.port, room["room"])  # the hello spent one token of three
         idle = [open_socket(server.port, room["room"]) for _ in range(limits.max_sockets_per_room - 1)]
-        refused = open_socket(server.port, room["room"])  # connections count before any hello
-        assert "too many connections" in json.loads(refused.recv(timeout=10))["message"]
-        for ws in [*idle, refused]:
+        # connections count before any hello; in a full room, the oldest silent one is closed to make
+        # room: silent sockets used to lock out a seated player coming back with its token
+        back = Client(server.port, room["room"], token=client.token)
+        assert back.seat == client.seat
+        assert "too many connections to this room: closed" in json.loads(idle[0].recv(timeout=10))["message"]
+        newer = open_socket(server.port, room["room"])
+        assert "too many connections to this room: closed" in json.loads(idle[1].recv(timeout=10))["message"]
+        for ws in [*idle, newer]:
             ws.close()
+        back.close()
         for _ in range(4):
             client.send({"type": "ping"})
         assert "too many messages" in client.error()
@@ -365,7 +369,7 @@ def test_limits_on_rooms_requests_and_message_rate(tmp_path: Path) -> None:
 
 
 def test_a_reconnecting_person_gets_the_seat_back_and_an_empty_room_ends(tmp_path: Path) -> None:
-    limits = Limits(bot_delay=0.0, hand_pause=0.0, rate=1e6, burst=1e6, room_timeout=1.0)
+    limits = Limits(bot_delay=0.0, rate=1e6, burst=1e6, room_timeout=1.0)
     with serve(limits, records_dir=tmp_path, seed=8) as server:
         _, room = post(server.url + "api/rooms", {"seats": ["random", "person"]})
         first = Client(server.port, room["room"])
@@ -449,3 +453,72 @@ def test_the_command_line_refuses_a_bad_port_records_path_and_limits(
         assert message in capsys.readouterr().err
     with pytest.raises(ValueError, match=r"bad web limits: rate must be > 0, got 0; burst must be > 0"):
         Limits(rate=0, burst=-1)
+
+
+# ---------------------------------------------------------------------- faults found in review (2026-12-05)
+def test_hostile_requests_get_clear_errors_and_wrong_bots_no_seat() -> None:
+    """Nested JSON too deep for the parser (was a 500 and a dropped socket), a non-ASCII token (a
+    TypeError that dropped the socket), a Rummy record sent to the Burako replay (a 500), a Rummy bot
+    at a Burako table (it played, or stopped the table), a room of bots only (unwatchable, yet it played
+    on): each is a clear refusal."""
+    limits = Limits(bot_delay=0.0, rate=1e6, burst=1e6, max_message=8192, max_request=16384, hello_timeout=1.0)
+    with serve(limits) as server:
+        deep = b"[" * 3000 + b"]" * 3000
+        for path in ("api/rooms", "api/replay"):
+            status, body = post(server.url + path, None, raw=deep)
+            assert status == 400 and "nested too deeply" in body["error"], (path, status, body)
+        _, room = post(server.url + "api/rooms", {"seats": ["person", "random"]})
+        ws = open_socket(server.port, room["room"])
+        ws.send("[" * 1000 + "]" * 1000)
+        assert "nested too deeply" in json.loads(ws.recv(timeout=10))["message"]
+        ws.send(json.dumps({"type": "hello", "token": "é"}))  # an unknown token: the free seat, a new token
+        welcome = json.loads(ws.recv(timeout=10))
+        assert welcome["type"] == "welcome" and welcome["token"] != "é"
+        ws.close()
+        # a connection that never says hello is closed after hello_timeout
+        silent = open_socket(server.port, room["room"])
+        assert "no hello within" in json.loads(silent.recv(timeout=10))["message"]
+        silent.close()
+
+        from agents.rummy_runner import play_rummy_hand
+
+        rummy = play_rummy_hand([RandomAgent(seed=1), RandomAgent(seed=2)], "rummy", 2, deal_seed=4).record
+        status, body = post(server.url + "api/replay", None, raw=(json.dumps(rummy) + "\n").encode())
+        assert status == 400 and "a rummy record" in body["error"]
+
+        status, body = post(server.url + "api/rooms", {"seats": ["person", "rummy-greedy"]})
+        assert status == 400 and "unknown player 'rummy-greedy' at a burako table" in body["error"]
+        with urllib.request.urlopen(server.url + "api/options", timeout=30) as response:
+            options = json.loads(response.read())
+        assert "planner" in options["seat_kinds"] and not any(k.startswith("rummy") for k in options["seat_kinds"])
+        status, body = post(server.url + "api/rooms", {"seats": ["random", "planner"]})
+        assert status == 400 and "at least one seat must be a person" in body["error"]
+
+
+def test_a_full_room_of_seated_connections_refuses_more() -> None:
+    limits = Limits(bot_delay=0.0, rate=1e6, burst=1e6, max_sockets_per_room=2)
+    with serve(limits) as server:
+        _, room = post(server.url + "api/rooms", {"seats": ["person", "random"]})
+        first = Client(server.port, room["room"])
+        second = Client(server.port, room["room"], token=first.token)
+        refused = open_socket(server.port, room["room"])
+        assert "too many connections to this room" in json.loads(refused.recv(timeout=10))["message"]
+        for c in (first, second):
+            c.close()
+        refused.close()
+
+
+def test_a_matchs_deal_seeds_are_128_bits() -> None:
+    """A seat's own hand and the mano pinned a 32-bit deal seed (searchable: every hidden tile then
+    follows); the room's match seed and each hand's deal seed are 128 bits."""
+    rules = GAME.rules_from_request("burako", None)
+    match = Match(GAME, rules, 2, ["person", "random"], seed=2**127 + 5)
+    bases = [match.seed_base(hand) for hand in range(1, 9)]
+    assert max(b.bit_length() for b in bases) > 120 and len(set(bases)) == 8
+    match.start_hand()
+    assert match.deal_seed.bit_length() > 64
+    record_state = GAME.deal(rules, 2, match.deal_seed)
+    assert (record_state.hands[0] == match.state.hands[0]).all()
+    with serve(FAST) as server:
+        _, room = post(server.url + "api/rooms", {"seats": ["person", "random"]})
+        assert server.app.state.tables.rooms[room["room"]].match.seed.bit_length() > 64

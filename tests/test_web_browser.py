@@ -28,7 +28,7 @@ from burako_web.testing import CHROMIUM, CHROMIUM_ARGS, LiveServer, play_by_clic
 if not os.path.exists(CHROMIUM):  # scripts/install.sh installs it (apt-get install chromium)
     pytest.skip(f"no browser at {CHROMIUM}: apt-get install chromium", allow_module_level=True)
 
-LIMITS = Limits(bot_delay=0.01, hand_pause=0.0, rate=500.0, burst=500.0)
+LIMITS = Limits(bot_delay=0.01, rate=500.0, burst=500.0)
 
 
 @pytest.fixture(scope="module")
