@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -319,3 +320,53 @@ def test_rules_preset_and_errors() -> None:
     cheap = load_rummy_rules("rummy", {"first_play_minimum": 0})
     state = build_rummy_state(rules=cheap, hands={0: "K1 K2 K3", 1: "Y5"}, closing="B5")
     assert "commit" not in legal(state) and "add K1" in legal(state)
+
+
+def test_r11h_the_next_hand_does_not_report_the_last_hands_result() -> None:
+    """R10, R11h: after next_hand, hand_winners and hand_rewards describe no hand yet; they reported the
+    last hand's winners and rewards while the next one was in play. A reward mode is checked, not guessed."""
+    state = three_players_seat_0_closes()
+    play(state, "R10 R11", closing=True)
+    assert state.hand_winners() == [0] and state.hand_rewards("win") == [1.0, -0.5, -0.5]
+    state.next_hand(np.random.default_rng(3))
+    assert state.phase == Phase.PLAY and state.hand_scores is None
+    assert state.hand_winners() == [] and state.hand_rewards("win") == [0.0, 0.0, 0.0]
+    with pytest.raises(ValueError, match="reward must be one of"):
+        state.hand_rewards("scroe")
+    with pytest.raises(ValueError, match="reward_scale"):
+        state.hand_rewards("score", 0)
+
+
+def test_a_rummy_state_from_data_must_be_possible() -> None:
+    """E1, R3: from_dict refused nothing but conservation: negative counts, seats out of range, a lone
+    tile on the table, scores of the wrong length, a pending closing tile that is gone (no legal action),
+    and a bad phase or tile raised a bare KeyError or IndexError."""
+    state = RummyState.new_game(np.random.default_rng(5), "rummy", 2)
+    good = state.to_dict()
+    assert RummyState.from_dict(good).to_dict() == good
+
+    def changed(**fields: Any) -> dict[str, Any]:
+        return {**good, **fields}
+
+    hands = np.asarray(good["hands"])
+    moved = hands.copy()
+    kind = int(np.flatnonzero(moved[0])[0])
+    moved[0, kind] -= 1 + moved[0, kind]  # -1 of a kind seat 0 holds...
+    moved[1, kind] += 1 + hands[0, kind]  # ...the copies given to seat 1: conservation holds
+    lone = np.zeros(53, dtype=int)
+    lone[kind] = 1
+    from_hand = hands.copy()
+    from_hand[0, kind] -= 1
+    bad = {
+        "negative count": changed(hands=moved.tolist()),
+        "current": changed(current=-1),
+        "melds (R3)": changed(table=lone.tolist(), hands=from_hand.tolist()),
+        "match_scores has 3 entries": changed(match_scores=[0, 0, 0]),
+        "no closing tile is left": changed(pending_closing=True, closing_tile=NO_TILE),
+        "KeyError": changed(phase="BOGUS"),
+        "closing_tile 60": changed(closing_tile=60),
+        "current 7": changed(current=7),
+    }
+    for reason, data in bad.items():
+        with pytest.raises(ValueError, match=re.escape(reason)):
+            RummyState.from_dict(data)

@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from burako_env.outcomes import check_reward
 from burako_env.rummy import actions as A
 from burako_env.rummy.partition import addable_kinds, best_value, bounded_paths, fits, mask_query, turn_graph
 from burako_env.rummy.rules import RummyRules, load_rummy_rules
@@ -116,6 +117,7 @@ class RummyState:
         self.blocked_turns = 0
         self.closer = None
         self.blocked = False
+        self.hand_scores = None  # the last hand's result is not this one's (hand_winners, hand_rewards)
         self.phase = Phase.PLAY
         self.current = self.starter
         self._start_turn()
@@ -372,6 +374,7 @@ class RummyState:
 
     def hand_rewards(self, mode: str = "score", scale: float = 100.0) -> list[float]:
         """Zero-sum rewards of the finished hand (R11h, E5)."""
+        check_reward(mode, scale)
         if self.hand_scores is None:
             return [0.0] * self.num_players
         n = self.num_players
@@ -464,29 +467,74 @@ class RummyState:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RummyState:
-        if data.get("game") != "rummy":
-            raise ValueError(f"not a Rummy state: game={data.get('game')!r}")
-        state = cls(load_rummy_rules(data["rules"]), int(data["num_players"]))
-        state.hands = np.asarray(data["hands"], dtype=np.int64).reshape(state.num_players, NUM_KINDS)
-        state.table = np.asarray(data["table"], dtype=np.int64)
-        state.closing_tile = int(data["closing_tile"])
-        state.stock = [int(k) for k in data["stock"]]
-        state.pending = np.asarray(data["pending"], dtype=np.int64)
-        state.pending_closing = bool(data["pending_closing"])
-        state.first_play_done = [bool(x) for x in data["first_play_done"]]
-        state.current = int(data["current"])
-        state.starter = int(data["starter"])
-        state.phase = Phase[data["phase"]]
-        state.turn_started_empty = bool(data["turn_started_empty"])
-        state.blocked_turns = int(data["blocked_turns"])
-        state.hand_number = int(data["hand_number"])
-        state.closer = None if data["closer"] is None else int(data["closer"])
-        state.blocked = bool(data["blocked"])
-        state.hand_scores = None if data["hand_scores"] is None else [int(x) for x in data["hand_scores"]]
-        state.match_scores = [int(x) for x in data["match_scores"]]
-        state.turns = int(data["turns"])
+        """Inverse of :meth:`to_dict`; a malformed or impossible state raises ValueError (as Burako's)."""
+        if not isinstance(data, dict) or data.get("game") != "rummy":
+            raise ValueError(f"not a Rummy state: game={data.get('game') if isinstance(data, dict) else data!r}")
+        try:
+            state = cls(load_rummy_rules(data["rules"]), data["num_players"])
+            n = state.num_players
+            state.hands = np.asarray(data["hands"], dtype=np.int64).reshape(n, NUM_KINDS)
+            state.table = np.asarray(data["table"], dtype=np.int64).reshape(NUM_KINDS)
+            state.closing_tile = int(data["closing_tile"])
+            state.stock = [int(k) for k in data["stock"]]
+            state.pending = np.asarray(data["pending"], dtype=np.int64).reshape(NUM_KINDS)
+            state.pending_closing = bool(data["pending_closing"])
+            state.first_play_done = [bool(x) for x in data["first_play_done"]]
+            state.current = int(data["current"])
+            state.starter = int(data["starter"])
+            state.phase = Phase[data["phase"]]
+            state.turn_started_empty = bool(data["turn_started_empty"])
+            state.blocked_turns = int(data["blocked_turns"])
+            state.hand_number = int(data["hand_number"])
+            state.closer = None if data["closer"] is None else int(data["closer"])
+            state.blocked = bool(data["blocked"])
+            state.hand_scores = None if data["hand_scores"] is None else [int(x) for x in data["hand_scores"]]
+            state.match_scores = [int(x) for x in data["match_scores"]]
+            state.turns = int(data["turns"])
+        except (KeyError, TypeError, IndexError, OverflowError, ValueError) as exc:
+            raise ValueError(f"malformed Rummy state data: {type(exc).__name__}: {exc}") from exc
+        problems = state._data_problems()
+        if problems:
+            raise ValueError("malformed Rummy state data: " + "; ".join(problems))
         state.check_conservation()
         return state
+
+    def _data_problems(self) -> list[str]:
+        """What makes a state read from data impossible: numbers out of range, lists of the wrong length,
+        negative counts, a table that is no set of melds (R3), a pending play its player lacks."""
+        n = self.num_players
+        ranges = {
+            "current": (self.current, 0, n - 1),
+            "starter": (self.starter, 0, n - 1),
+            "closer": (-1 if self.closer is None else self.closer, -1, n - 1),
+            "closing_tile": (self.closing_tile, NO_TILE, NUM_KINDS - 1),
+            "blocked_turns": (self.blocked_turns, 0, n),
+            "hand_number": (self.hand_number, 0, self.rules.hands_per_match - 1),
+            "turns": (self.turns, 0, None),
+        }
+        problems = [
+            f"{name} {value} is outside {low}..{'' if high is None else high}"
+            for name, (value, low, high) in ranges.items()
+            if value < low or (high is not None and value > high)
+        ]
+        lists = {"first_play_done": self.first_play_done, "match_scores": self.match_scores}
+        if self.hand_scores is not None:
+            lists["hand_scores"] = self.hand_scores
+        problems += [f"{name} has {len(v)} entries, not {n}" for name, v in lists.items() if len(v) != n]
+        for name, counts in (("hands", self.hands), ("table", self.table), ("pending", self.pending)):
+            if (counts < 0).any():
+                problems.append(f"{name} holds a negative count")
+        if any(not 0 <= k < NUM_KINDS for k in self.stock):
+            problems.append("the stock holds a tile kind outside 0..52")
+        if problems:
+            return problems
+        if (self.pending > self.hands[self.current]).any():
+            problems.append("the pending play holds tiles the current player's hand does not")
+        if self.pending_closing and self.closing_tile == NO_TILE:
+            problems.append("pending_closing is set but no closing tile is left")
+        if self.table.any() and not fits(self.table):
+            problems.append("the table does not split into melds (R3)")
+        return problems
 
     @classmethod
     def from_json(cls, text: str) -> RummyState:
