@@ -145,15 +145,17 @@ class RecordError(ValueError):
 
     def at_line(self, line: int) -> RecordError:
         """The same error with the file line added (readers know it, replay does not)."""
-        return RecordError(self.reason, line=line, field=self.field, index=self.index)
+        return RecordError(self.reason, line=line, field=self.field, index=self.index, cut_short=self.cut_short)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # keyword-only details survive pickling (worker processes)
-        return (_rebuild_record_error, (self.reason, self.line, self.field, self.index))
+        # keyword-only details survive pickling (worker processes); a resume reads cut_short
+        return (_rebuild_record_error, (self.reason, self.line, self.field, self.index, self.cut_short))
 
 
-def _rebuild_record_error(reason: str, line: int | None, field: str | None, index: int | None) -> RecordError:
-    return RecordError(reason, line=line, field=field, index=index)
+def _rebuild_record_error(
+    reason: str, line: int | None, field: str | None, index: int | None, cut_short: bool = False
+) -> RecordError:
+    return RecordError(reason, line=line, field=field, index=index, cut_short=cut_short)
 
 
 # ---------------------------------------------------------------------- building
@@ -364,8 +366,21 @@ def validate_record(record: Any) -> None:
     if winner is not None and not (_is_int(winner) and 0 <= winner < sides):
         raise RecordError(f"winner must be null or a side 0..{sides - 1}, got {winner!r}", field="result")
     _check_rewards(result["side_rewards"], sides, "side_rewards")
-    if "meta" in record and not isinstance(record["meta"], Mapping):
-        raise RecordError(f"expected an object, got {_type_name(record['meta'])}", field="meta")
+    _check_meta(record)
+
+
+def _check_meta(record: Mapping[str, Any]) -> None:
+    """``meta`` (optional) is an object that a record line can hold: finite numbers and JSON's types only
+    (NaN, or a numpy number, made the writer fail after the record had been accepted)."""
+    if "meta" not in record:
+        return
+    meta = record["meta"]
+    if not isinstance(meta, Mapping):
+        raise RecordError(f"expected an object, got {_type_name(meta)}", field="meta")
+    try:
+        json.dumps(meta, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise RecordError(f"not writable as JSON ({exc})", field="meta") from exc
 
 
 def _check_rewards(rewards: Any, count: int, name: str) -> None:
@@ -427,8 +442,7 @@ def _validate_rummy_record(record: Mapping[str, Any]) -> None:
             f"winners must be a list of distinct seats 0..{n - 1}, got {short_repr(winners)}", field="result"
         )
     _check_rewards(result["rewards"], n, "rewards")
-    if "meta" in record and not isinstance(record["meta"], Mapping):
-        raise RecordError(f"expected an object, got {_type_name(record['meta'])}", field="meta")
+    _check_meta(record)
 
 
 # ---------------------------------------------------------------------- files
@@ -563,6 +577,11 @@ def _raw_lines(path: str | Path) -> Iterator[bytes]:
             yield from f
 
 
+def _refuse_constant(name: str) -> Any:
+    """NaN and Infinity are not JSON (the writer never writes them): a line holding one is refused."""
+    raise ValueError(f"not valid JSON: {name} is no JSON number")
+
+
 def iter_records(path: str | Path, *, verify: bool = False) -> Iterator[dict[str, Any]]:
     """Read records one by one (a gzip file too); blank lines are skipped. Each
     is validated, and replayed too with ``verify=True``; errors carry the line number."""
@@ -590,9 +609,11 @@ def iter_records(path: str | Path, *, verify: bool = False) -> Iterator[dict[str
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = json.loads(line, parse_constant=_refuse_constant)
         except json.JSONDecodeError as exc:
             raise RecordError(f"not valid JSON: {exc.msg} (column {exc.colno})", line=number) from exc
+        except ValueError as exc:
+            raise RecordError(str(exc), line=number) from exc
         try:
             validate_record(record)
             if verify:

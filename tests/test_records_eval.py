@@ -728,3 +728,27 @@ def test_an_interrupt_in_the_middle_of_a_gzip_write_waits_for_the_record(
         writer.close()
     assert raised
     assert read_records(path) == [json.loads(json.dumps(sample_record))] * 2
+
+
+def test_record_errors_keep_cut_short_and_meta_must_be_json(tmp_path: Path) -> None:
+    """A resume reads ``cut_short`` (a compressed file killed between two records): it was lost when the
+    error was pickled from a worker or given its line. ``meta`` with NaN or a numpy number passed
+    validation and then failed in the writer with a bare error; a line holding NaN was read back."""
+    from burako_env.records import RecordWriter, validate_record
+
+    error = RecordError("cut", line=3, cut_short=True)
+    assert pickle.loads(pickle.dumps(error)).cut_short and error.at_line(4).cut_short
+    assert not pickle.loads(pickle.dumps(RecordError("damaged"))).cut_short
+    record = play_game([RandomAgent(seed=1), RandomAgent(seed=2)], "burako", 2, deal_seed=3, record=True).record
+    assert record is not None
+    for meta in ({"x": float("nan")}, {"x": np.int64(3)}, {"x": {"y": [float("inf")]}}):
+        bad = {**record, "meta": meta}
+        with pytest.raises(RecordError, match="field 'meta': not writable as JSON"):
+            validate_record(bad)
+        path = tmp_path / "bad.jsonl"
+        with pytest.raises(RecordError, match="meta"), RecordWriter(path) as writer:
+            writer.write(bad)
+    path = tmp_path / "nan.jsonl"
+    path.write_text(json.dumps({**record, "meta": {"x": float("nan")}}) + "\n", encoding="utf-8")
+    with pytest.raises(RecordError, match="line 1: not valid JSON: NaN"):
+        read_records(path)
