@@ -298,15 +298,29 @@ def build_state(
     check_keys("muertos", muertos, num_sides, "side")
     check_keys("muerto_taken", taken, num_sides, "side")
     current, mano = check_seat(current, num_players, "current"), check_seat(mano, num_players, "mano")
-    if not is_integer(turn) or turn < 0:
-        raise ValueError(f"turn must be a whole number >= 0, got {turn!r}")
+    if not is_integer(turn) or not 0 <= turn < resolved.max_turns:
+        raise ValueError(
+            f"turn must be a whole number in 0..{resolved.max_turns - 1} (max_turns ends the hand), got {turn!r}"
+        )
+    if not is_integer(hand_number) or hand_number < 0:
+        raise ValueError(f"hand_number must be a whole number >= 0, got {hand_number!r}")
     if leftover not in LEFTOVER_PLACES:
         raise ValueError(f"leftover={leftover!r}: expected one of {list(LEFTOVER_PLACES)}")
     phase = Phase(phase)
     if phase == Phase.CHOOSE_END:
         raise ValueError("phase CHOOSE_END needs a pending addition: build the PLAY state and apply the addition")
-    if match_scores is not None and len(match_scores) != num_sides:
-        raise ValueError(f"match_scores: expected {num_sides} values (one per side), got {len(match_scores)}")
+    if phase == Phase.HAND_OVER:
+        raise ValueError("phase HAND_OVER is a finished hand (its result and scores): build a live state and play it")
+    if phase == Phase.PRIVILEGE and (not resolved.mano_privilege or turn != 0):
+        raise ValueError(
+            "phase PRIVILEGE is the mano's first draw (B17): it needs the rule mano_privilege and turn 0, "
+            f"got mano_privilege={resolved.mano_privilege}, turn={turn}"
+        )
+    if match_scores is not None:
+        if len(match_scores) != num_sides:
+            raise ValueError(f"match_scores: expected {num_sides} values (one per side), got {len(match_scores)}")
+        if not all(is_integer(v) for v in match_scores):
+            raise ValueError(f"match_scores: expected whole numbers, got {list(match_scores)!r}")
 
     # -- what the caller placed, and whether the tile set holds it
     hand_kinds = {p: tiles(hands.get(p, "")) for p in range(num_players)}
@@ -412,9 +426,19 @@ def build_state(
         raise ValueError("phase DRAW with an empty stock cannot happen: the hand ends before that draw (B24)")
     if phase == Phase.PLAY and state.hand_size[current] == 0:
         raise ValueError(f"phase PLAY with an empty hand for player {current} cannot happen (B20-B23)")
+    for p in range(num_players):
+        if state.hand_size[p] == 0 and state.muerto_taken[state.side_of[p]]:
+            raise ValueError(
+                f"player {p} has an empty hand and his side has taken its muerto: he closed, the hand is over (B22)"
+            )
     state.pile_top_required = -1
     if pile_top_required is not None:
         kind = tile_kind(pile_top_required, "pile_top_required")
+        if not resolved.pile_top_must_be_melded or phase != Phase.PLAY:
+            raise ValueError(
+                "pile_top_required is the taken pile's top tile still to meld: it needs the rule "
+                f"pile_top_must_be_melded and phase PLAY, got {resolved.pile_top_must_be_melded} and {phase.name}"
+            )
         if state.hands[current, kind] <= 0:
             raise ValueError(f"pile_top_required {tile_text(kind)} is not in the hand of player {current}")
         state.pile_top_required = kind
@@ -424,4 +448,10 @@ def build_state(
     state.match_winner = -1
     state._mask = None
     state.check_conservation()
+    if state.pile_top_required >= 0 and not state.legal_actions():
+        state._mask = None
+        raise ValueError(
+            f"pile_top_required {tile_text(state.pile_top_required)} cannot be melded from this position: "
+            f"player {current} would have no legal action (the pile is taken only when its top can be melded)"
+        )
     return state

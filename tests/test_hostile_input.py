@@ -452,7 +452,10 @@ def test_build_state_takes_seats_and_a_turn_count_not_fractions() -> None:
     for options, message in (
         ({"mano": 0.5}, r"mano must be a seat 0\.\.1, got 0\.5"),
         ({"current": 2}, r"current must be a seat 0\.\.1, got 2"),
-        ({"turn": -5}, "turn must be a whole number >= 0, got -5"),
+        ({"turn": -5}, r"turn must be a whole number in 0\.\.399 \(max_turns ends the hand\), got -5"),
+        ({"turn": 10**6}, r"turn must be a whole number in 0\.\.399"),
+        ({"hand_number": -1}, "hand_number must be a whole number >= 0, got -1"),
+        ({"match_scores": [1.7, "3"]}, "match_scores: expected whole numbers"),
     ):
         with pytest.raises(ValueError, match=message):
             build_state(hands={0: [], 1: []}, **options)
@@ -585,3 +588,30 @@ def test_rummy_rules_labels_player_counts_and_bounds_are_checked_as_burakos() ->
         load_rules({"preset": "burako", "players": [2, 2]})
     with pytest.raises(RulesError, match="num_players must be an integer"):
         load_rummy_rules("rummy").check_players(2.0)  # type: ignore[arg-type]
+
+
+def test_build_state_refuses_positions_no_game_reaches() -> None:
+    """B17, B20-B22, V3: a finished hand without its result, the privilege draw without its rule or
+    after turn 0, a player out of tiles whose side has its muerto (he closed), a pile top to meld
+    without its rule, in phase DRAW, or that no move can meld (a live state with no legal action)
+    were all built."""
+    from burako_env.engine import Phase
+    from burako_env.scenario import build_state
+
+    must = {"pile_top_must_be_melded": True}
+    cases = (
+        ({"phase": Phase.HAND_OVER}, "phase HAND_OVER is a finished hand"),
+        ({"phase": Phase.PRIVILEGE, "privilege_tile": "R5", "rules": "burako_casual"}, "needs the rule mano_privilege"),
+        ({"phase": Phase.PRIVILEGE, "privilege_tile": "R5", "turn": 7}, "mano_privilege and turn 0"),
+        ({"hands": {0: "R5 R6", 1: ""}, "muerto_taken": {1: True}}, "player 1 has an empty hand"),
+        ({"pile_top_required": "R5", "overrides": {"pile_top_must_be_melded": False}}, "needs the rule"),
+        ({"pile_top_required": "R5", "phase": Phase.DRAW, "overrides": must}, "and phase PLAY"),
+        ({"pile_top_required": "R5", "overrides": must}, "cannot be melded from this position"),
+    )
+    for options, message in cases:
+        arguments = {"hands": {0: "R5 B9", 1: "K3"}, "stock": "B1 B2", **options}
+        with pytest.raises(ValueError, match=message):
+            build_state(**arguments)  # type: ignore[arg-type]
+    # the same pile top with tiles to meld it: built
+    state = build_state(hands={0: "R5 R6 R7 B9", 1: "K3"}, stock="B1 B2", pile_top_required="R5", overrides=must)
+    assert state.pile_top_required >= 0 and state.legal_actions()
