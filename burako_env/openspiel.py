@@ -15,9 +15,14 @@ Requires the ``openspiel`` extra (``pip install -e ".[openspiel]"``).
   ``returns()`` is each player's side's hand score minus the other sides'
   mean, divided by 1,000 (zero-sum; 0 for a void or truncated hand).
 - Observations: the observation vector of ``burako_env.observation``
-  (``observation_tensor``); ``information_state_string`` /
-  ``observation_string`` name a seat's view by the player and a digest of
-  that vector, which a determinization of the state for that seat keeps.
+  (``observation_tensor``); ``observation_string`` names a seat's view now
+  by the player and a digest of that vector. ``information_state_string``
+  has perfect recall, as OpenSpiel defines it: a digest chained over every
+  move of the hand (each move is seen by all; its id goes in) and the seat's
+  observation after it (what the move showed that seat: the tile it drew, a
+  muerto it took), so two histories the seat can tell apart never share a
+  string (the observation alone forgets the order of past moves and
+  discards). A determinization for that seat keeps both strings.
 - Hidden information: :func:`resample_from_infostate` (and the state method
   of the same name) is the engine's ``determinize``: every tile the seat
   cannot see (other hands beyond their known tiles, the stock order, the
@@ -87,7 +92,8 @@ class BurakoGame(pyspiel.Game):
         return BurakoState(self)
 
     def make_py_observer(self, iig_obs_type: Any = None, params: Any = None) -> BurakoObserver:
-        return BurakoObserver(self)
+        # OpenSpiel asks for a perfect-recall observer for information_state_string
+        return BurakoObserver(self, perfect_recall=bool(iig_obs_type is not None and iig_obs_type.perfect_recall))
 
 
 class BurakoState(pyspiel.State):
@@ -96,6 +102,16 @@ class BurakoState(pyspiel.State):
     def __init__(self, game: BurakoGame, engine_state: GameState | None = None) -> None:
         super().__init__(game)
         self.engine: GameState | None = engine_state
+        #: each seat's information state: a digest chained over the moves and its observations after them
+        self.recall: list[str] = [] if engine_state is None else self._start_recall()
+
+    def _seat_digest(self, previous: str, player: int, move: str) -> str:
+        assert self.engine is not None
+        vector = self.get_game().observer_.encode(self.engine, player)
+        return hashlib.sha1(f"{previous}|{move}|".encode() + vector.tobytes()).hexdigest()
+
+    def _start_recall(self) -> list[str]:
+        return [self._seat_digest("", p, "deal") for p in range(self.get_game().players)]
 
     def current_player(self) -> int:
         if self.engine is None:
@@ -118,8 +134,10 @@ class BurakoState(pyspiel.State):
             if not 0 <= int(action) < game.num_deals:  # a chance outcome outside the game's own deals
                 raise ValueError(f"chance outcome {action} is not a deal 0..{game.num_deals - 1}")
             self.engine = GameState.new_game(np.random.default_rng(int(action)), game.rules, game.players)
+            self.recall = self._start_recall()
         else:
             self.engine.apply(int(action))
+            self.recall = [self._seat_digest(h, p, str(int(action))) for p, h in enumerate(self.recall)]
 
     def _action_to_string(self, player: int, action: int) -> str:
         if self.engine is None:
@@ -149,10 +167,12 @@ class BurakoState(pyspiel.State):
 
 
 class BurakoObserver:
-    """PyObserver: the observation vector of ``burako_env.observation``."""
+    """PyObserver: the observation vector of ``burako_env.observation``; its string is the
+    seat's chained digest with ``perfect_recall`` (information states), else the vector's."""
 
-    def __init__(self, game: BurakoGame) -> None:
+    def __init__(self, game: BurakoGame, perfect_recall: bool = False) -> None:
         self._observer = game.observer_
+        self.perfect_recall = perfect_recall
         self.tensor = np.zeros(observation_size(game.players, game.rules), dtype=np.float32)
         self.dict = {"observation": self.tensor}
 
@@ -165,6 +185,8 @@ class BurakoObserver:
     def string_from(self, state: BurakoState, player: int) -> str:
         if state.engine is None:
             return f"p{player} before the deal"
+        if self.perfect_recall:
+            return f"p{player} {state.recall[player]}"
         vector = self._observer.encode(state.engine, player)
         return f"p{player} {hashlib.sha1(vector.tobytes()).hexdigest()}"
 
@@ -178,7 +200,9 @@ def resample_from_infostate(state: BurakoState, player: int, rng: np.random.Gene
     if state.engine is None:
         return BurakoState(state.get_game())
     engine = state.engine.determinize(player, rng if rng is not None else _RESAMPLE_RNG)
-    return BurakoState(state.get_game(), engine)
+    sample = BurakoState(state.get_game(), engine)
+    sample.recall = list(state.recall)  # the seat's information state is what it was
+    return sample
 
 
 def ismcts_bot(game: BurakoGame, simulations: int = 100, seed: int = 0, uct_c: float = 2.0, rollouts: int = 1) -> Any:

@@ -327,6 +327,44 @@ def test_openspiel_adapter_states_clone_resample_and_score() -> None:
         assert returns[0] == pytest.approx((scores[0].total - scores[1].total) / 1000.0)
 
 
+def test_openspiel_information_states_have_perfect_recall() -> None:
+    """Melding R3-4-5 then adding R6, or R4-5-6 then adding R3, leaves the same table and hand: the
+    observation is the same, but the seat played different moves, so OpenSpiel's information state
+    (perfect recall) must differ; it was a digest of the observation alone. Clones, pickles, serialized
+    states and the seat's determinizations keep it."""
+    pyspiel = pytest.importorskip("pyspiel")
+    import pickle
+
+    from burako_env.openspiel import BurakoState, resample_from_infostate
+    from burako_env.scenario import build_state
+
+    game = pyspiel.load_game("python_burako", {"players": 2})
+
+    def by_text(state: Any, text: str) -> int:
+        return next(a for a in state.legal_actions() if state.engine.describe(a).startswith(text))
+
+    ends = []
+    for first, then in (("meld red 3-4-5", "add red 6"), ("meld red 4-5-6", "add red 3")):
+        state = BurakoState(game, build_state(hands={0: "R3 R4 R5 R6 B9 B10", 1: "K3 K4"}, stock="B1 B2 B3"))
+        state.apply_action(by_text(state, first))
+        state.apply_action(by_text(state, then))
+        ends.append(state)
+    a, b = ends
+    assert a.observation_string(0) == b.observation_string(0)
+    assert a.information_state_string(0) != b.information_state_string(0)
+    assert a.information_state_string(1) != b.information_state_string(1)  # the other seat saw the moves too
+    again = pickle.loads(pickle.dumps(a))
+    assert again.information_state_string(0) == a.information_state_string(0) == a.clone().information_state_string(0)
+    dealt = game.new_initial_state()
+    dealt.apply_action(3)
+    dealt.apply_action(dealt.legal_actions()[0])
+    _, restored = pyspiel.deserialize_game_and_state(pyspiel.serialize_game_and_state(game, dealt))
+    assert restored.information_state_string(1) == dealt.information_state_string(1)
+    player = dealt.current_player()
+    sample = resample_from_infostate(dealt, player, np.random.default_rng(2))
+    assert sample.information_state_string(player) == dealt.information_state_string(player)
+
+
 def _unseen_counts(state: GameState, other: int) -> np.ndarray:
     """Tile counts of what ``other``'s opponent cannot see: his hand, the
     stock and the untaken muertos."""
