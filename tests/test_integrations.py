@@ -4,6 +4,7 @@ single-agent Gymnasium env, each passing that library's own checker."""
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 import pytest
