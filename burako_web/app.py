@@ -327,9 +327,26 @@ class Tables:
         self.rooms: dict[str, Room] = {}
         self.reaper: asyncio.Task[None] | None = None
 
-    def create(self, request: dict[str, Any]) -> Room:
+    async def create(self, request: dict[str, Any]) -> Room:
+        """A new room, its match built in a worker thread: building a network bot reads its checkpoint
+        (seconds the first time), which on the event loop stalled every room."""
         if len(self.rooms) >= self.limits.max_rooms:
             raise ValueError(f"the server holds its maximum of {self.limits.max_rooms} rooms; try later")
+        room_id = secrets.token_urlsafe(6)
+        seed = secrets.randbits(128) if self.seed is None else self.seed + self.created
+        match, game_name = await asyncio.to_thread(self._new_match, request, room_id, seed)
+        if len(self.rooms) >= self.limits.max_rooms:  # others were created meanwhile
+            raise ValueError(f"the server holds its maximum of {self.limits.max_rooms} rooms; try later")
+        self.created += 1
+        room = Room(room_id, match, self.limits, game_name)
+        room.task = asyncio.get_running_loop().create_task(room.run())
+        self.rooms[room_id] = room
+        if self.reaper is None:
+            self.reaper = asyncio.get_running_loop().create_task(self.reap())
+        return room
+
+    def _new_match(self, request: dict[str, Any], room_id: str, seed: int) -> tuple[Match, str]:
+        """The room request checked, and its match (off the event loop: see :meth:`create`)."""
         allowed = {"game", "preset", "rules_yaml", "players", "seats"}
         unknown = sorted(set(request) - allowed)
         if unknown:
@@ -351,23 +368,15 @@ class Tables:
             raise ValueError("seats must be a list of names")
         if PERSON not in seats:  # nobody could sit down to watch it: it would play on unseen, holding a room
             raise ValueError(f"at least one seat must be a person ({PERSON!r})")
-        room_id = secrets.token_urlsafe(6)
         record_path = None
         if self.records_dir is not None:
             self.records_dir.mkdir(parents=True, exist_ok=True)
             record_path = self.records_dir / f"room-{room_id}.jsonl"
-        seed = secrets.randbits(128) if self.seed is None else self.seed + self.created
         try:
             match = Match(game, rules, players, seats, seed=seed, record_path=record_path, meta={"room": room_id})
         except (KeyError, TypeError) as exc:  # an agent that cannot sit at this table
             raise ValueError(f"cannot seat these players: {exc}") from exc
-        self.created += 1
-        room = Room(room_id, match, self.limits, game.name)
-        room.task = asyncio.get_running_loop().create_task(room.run())
-        self.rooms[room_id] = room
-        if self.reaper is None:
-            self.reaper = asyncio.get_running_loop().create_task(self.reap())
-        return room
+        return match, game.name
 
     async def reap(self) -> None:
         """End rooms nobody has been connected to for ``room_timeout`` seconds."""
@@ -422,7 +431,7 @@ def create_app(
     async def index(request: Request) -> Response:
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-store"})
 
-    async def options(request: Request) -> Response:
+    def options_payload() -> dict[str, Any]:
         from burako_env.rules import load_rules
 
         presets = {}
@@ -433,7 +442,11 @@ def create_app(
                 "target": rules.target,
                 "default_bot": {str(n): default_bot(rules, n) for n in rules.players},
             }
-        return JSONResponse({"games": sorted(GAMES), "presets": presets, "seat_kinds": seat_kinds("burako")})
+        return {"games": sorted(GAMES), "presets": presets, "seat_kinds": seat_kinds("burako")}
+
+    async def options(request: Request) -> Response:
+        # default_bot reads the shipped network the first time: in a thread, not on the event loop
+        return JSONResponse(await asyncio.to_thread(options_payload))
 
     async def create_room(request: Request) -> Response:
         try:
@@ -441,7 +454,7 @@ def create_app(
             data = _parse_json(body, "the request")
             if not isinstance(data, dict):
                 raise ValueError("the request is a JSON object")
-            room = tables.create(data)
+            room = await tables.create(data)
         except ValueError as exc:
             return JSONResponse({"error": str(exc)}, status_code=400)
         return JSONResponse({"room": room.id, "url": f"/?room={room.id}"})

@@ -522,3 +522,27 @@ def test_a_matchs_deal_seeds_are_128_bits() -> None:
     with serve(FAST) as server:
         _, room = post(server.url + "api/rooms", {"seats": ["person", "random"]})
         assert server.app.state.tables.rooms[room["room"]].match.seed.bit_length() > 64
+
+
+def test_building_a_room_does_not_stall_the_other_rooms(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A room's match (its bots' networks read from disk) is built in a worker thread: the event loop
+    answered nothing else for the seconds the first network bot took to load."""
+    import threading
+
+    original = Match.__init__
+
+    def slow(self: Match, *args: Any, **kwargs: Any) -> None:
+        time.sleep(2.0)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Match, "__init__", slow)
+    with serve(FAST) as server:
+        creating = threading.Thread(target=post, args=(server.url + "api/rooms", {"seats": ["person", "random"]}))
+        creating.start()
+        time.sleep(0.3)
+        start = time.monotonic()
+        with urllib.request.urlopen(server.url, timeout=30) as response:
+            assert response.status == 200
+        assert time.monotonic() - start < 1.0
+        creating.join(30)
+        assert len(server.app.state.tables.rooms) == 1
