@@ -200,8 +200,8 @@ def resample_from_infostate(state: BurakoState, player: int, rng: np.random.Gene
     if state.engine is None:
         return BurakoState(state.get_game())
     engine = state.engine.determinize(player, rng if rng is not None else _RESAMPLE_RNG)
-    sample = BurakoState(state.get_game(), engine)
-    sample.recall = list(state.recall)  # the seat's information state is what it was
+    sample = state.clone()  # its history, move number and information states are the state's
+    sample.engine = engine
     return sample
 
 

@@ -364,6 +364,7 @@ def test_openspiel_information_states_have_perfect_recall() -> None:
     player = dealt.current_player()
     sample = resample_from_infostate(dealt, player, np.random.default_rng(2))
     assert sample.information_state_string(player) == dealt.information_state_string(player)
+    assert sample.history() == dealt.history() and sample.move_number() == dealt.move_number() == 2
 
 
 def _unseen_counts(state: GameState, other: int) -> np.ndarray:
