@@ -85,8 +85,8 @@ class RummyHeuristic:
 
     def reset(self, seat: int, rules: Any = None, num_players: int = 2) -> None:
         self.seat = seat
-        if isinstance(rules, RummyRules):
-            self.rules = rules
+        if rules is not None:  # a preset name, a mapping or RummyRules (a name used to be ignored: default rules)
+            self.rules = load_rummy_rules(rules)
         self.plan = np.zeros(NUM_KINDS, np.int64)
 
     def choose_play(self, parts: dict[str, np.ndarray], hand: np.ndarray) -> np.ndarray | None:

@@ -226,8 +226,8 @@ class RummyISMCTS:
         self.seat = seat
         self.num_players = num_players
         self.prior.reset(seat, rules, num_players)
-        if isinstance(rules, RummyRules):
-            self.rules = rules
+        if rules is not None:  # a preset name, a mapping or RummyRules (a name used to be ignored: default rules)
+            self.rules = load_rummy_rules(rules)
 
     def act(self, observation: dict[str, np.ndarray], view: Any = None) -> int:
         mask = observation["action_mask"]

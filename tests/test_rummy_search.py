@@ -185,3 +185,16 @@ def test_prior_choice_kept_unless_beaten_by_margin() -> None:
         heuristic.reset(state.current, state.rules, state.num_players)
         agent = agent_for(state, simulations=3, margin=1e9)
         assert agent.act(observe(state)) == heuristic.act(observe(state))
+
+
+def test_rummy_agents_read_rules_given_as_data_not_only_as_objects() -> None:
+    """R5: rules passed to reset as a mapping (or a preset name) were ignored, so the agents planned
+    first plays for the default 30 points whatever the table's minimum."""
+    from agents.rummy_heuristic import RummyHeuristic
+    from agents.rummy_search import RummyISMCTS
+
+    for agent in (RummyHeuristic(seed=1), RummyISMCTS(seed=1)):
+        agent.reset(0, {"name": "high", "first_play_minimum": 50}, 2)
+        assert agent.rules.first_play_minimum == 50
+        agent.reset(0, "rummy", 2)
+        assert agent.rules.first_play_minimum == 30
