@@ -370,3 +370,19 @@ def test_a_rummy_state_from_data_must_be_possible() -> None:
     for reason, data in bad.items():
         with pytest.raises(ValueError, match=re.escape(reason)):
             RummyState.from_dict(data)
+
+
+def test_build_rummy_state_refuses_seats_and_counts_out_of_range() -> None:
+    """build_rummy_state took current=5, blocked_turns=-1 or 9, a float seat and match scores of the
+    wrong length (a state whose first step crashed or never ended)."""
+    base = {"hands": {0: "R5 R6", 1: "K3"}, "table": ["R9 R10 R11"], "closing": "R12"}
+    for options, message in (
+        ({"current": 5}, "current 5 is outside 0..1"),
+        ({"current": 0.5}, "current must be a whole number"),
+        ({"blocked_turns": -1}, "blocked_turns -1 is outside 0..2"),
+        ({"blocked_turns": 9}, "blocked_turns 9 is outside 0..2"),
+        ({"match_scores": [0, 0, 0]}, "match_scores has 3 entries, not 2"),
+        ({"match_scores": [0.5, 1]}, "match_scores: expected whole numbers"),
+    ):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            build_rummy_state(**base, **options)  # type: ignore[arg-type]

@@ -493,13 +493,13 @@ class RummyState:
             state.turns = int(data["turns"])
         except (KeyError, TypeError, IndexError, OverflowError, ValueError) as exc:
             raise ValueError(f"malformed Rummy state data: {type(exc).__name__}: {exc}") from exc
-        problems = state._data_problems()
+        problems = state.consistency_problems()
         if problems:
             raise ValueError("malformed Rummy state data: " + "; ".join(problems))
         state.check_conservation()
         return state
 
-    def _data_problems(self) -> list[str]:
+    def consistency_problems(self) -> list[str]:
         """What makes a state read from data impossible: numbers out of range, lists of the wrong length,
         negative counts, a table that is no set of melds (R3), a pending play its player lacks."""
         n = self.num_players

@@ -29,6 +29,7 @@ import numpy as np
 from burako_env.rummy.engine import FULL_COUNTS, NO_TILE, Phase, RummyState
 from burako_env.rummy.partition import can_partition
 from burako_env.rummy.rules import RummyRules, load_rummy_rules
+from burako_env.safe_yaml import is_integer
 from burako_env.scenario import counts, tile_text, tiles, tiles_text
 from burako_env.tiles import NUM_KINDS
 
@@ -79,6 +80,11 @@ def build_rummy_state(
         state.stock = list(reversed(named_stock))
     else:
         raise ValueError(f"leftover must be 'stock' or a player number, got {leftover!r}")
+    for name, value in (("current", current), ("blocked_turns", blocked_turns), ("hand_number", hand_number)):
+        if not is_integer(value):
+            raise ValueError(f"{name} must be a whole number, got {value!r}")
+    if match_scores is not None and not all(is_integer(v) for v in match_scores):
+        raise ValueError(f"match_scores: expected whole numbers, got {list(match_scores)!r}")
     state.current = state.starter = current
     state.first_play_done = [bool((first_play or {}).get(p, False)) for p in range(num_players)]
     state.turn_started_empty = (not state.stock) if turn_started_empty is None else turn_started_empty
@@ -86,6 +92,9 @@ def build_rummy_state(
     state.match_scores = list(match_scores) if match_scores is not None else [0] * num_players
     state.hand_number = hand_number
     state.phase = Phase.PLAY
+    problems = state.consistency_problems()  # seats, counts and list lengths in range, as from_dict
+    if problems:
+        raise ValueError("; ".join(problems))
     state.check_conservation()
     return state
 
