@@ -64,6 +64,9 @@ class Limits:
     max_request: int = 8192
     max_replay: int = 4 * 1024 * 1024
     max_replay_hands: int = 50
+    #: moves in one replay upload: each becomes a frame of ~1.7 KB of JSON (~35 bytes of record), so the
+    #: upload's size alone let an answer reach ~200 MB
+    max_replay_moves: int = 20_000
     #: messages per second per connection (token bucket), and the burst allowed
     rate: float = 20.0
     burst: float = 40.0
@@ -92,7 +95,15 @@ class Limits:
 
 
 #: the :class:`Limits` that count things, bound a rate or a time, or set a pace (0: no wait)
-_WHOLE_LIMITS = ("max_rooms", "max_message", "max_request", "max_replay", "max_replay_hands", "max_sockets_per_room")
+_WHOLE_LIMITS = (
+    "max_rooms",
+    "max_message",
+    "max_request",
+    "max_replay",
+    "max_replay_hands",
+    "max_replay_moves",
+    "max_sockets_per_room",
+)
 _POSITIVE_LIMITS = ("rate", "burst", "room_timeout", "hello_timeout")
 _PACE_LIMITS = ("bot_delay",)
 
@@ -463,6 +474,7 @@ def create_app(
         try:
             body = await _read_body(request, limits.max_replay)
             hands = []
+            moves = 0
             for number, line in enumerate(body.decode("utf-8").splitlines(), start=1):
                 if not line.strip():
                     continue
@@ -471,6 +483,9 @@ def create_app(
                 record = _parse_json(line, f"line {number}")
                 try:
                     validate_record(record)
+                    moves += len(record["actions"])
+                    if moves > limits.max_replay_moves:
+                        raise ValueError(f"line {number}: at most {limits.max_replay_moves} moves per replay")
                     game = game_of(record)
                     if game not in GAMES:
                         raise ValueError(f"line {number}: a {game} record; this table replays {', '.join(GAMES)}")

@@ -546,3 +546,14 @@ def test_building_a_room_does_not_stall_the_other_rooms(monkeypatch: pytest.Monk
         assert time.monotonic() - start < 1.0
         creating.join(30)
         assert len(server.app.state.tables.rooms) == 1
+
+
+def test_a_replay_upload_is_bounded_by_its_moves() -> None:
+    """Each move becomes a ~1.7 KB frame: a 4 MiB upload of long hands made answers of ~200 MB."""
+    record = play_game([RandomAgent(seed=1), RandomAgent(seed=2)], "burako", 2, deal_seed=3).record
+    moves = len(record["actions"])
+    line = (json.dumps(record) + "\n").encode()
+    with serve(Limits(bot_delay=0.0, rate=1e6, burst=1e6, max_replay_moves=2 * moves)) as server:
+        assert post(server.url + "api/replay", None, raw=line * 2)[0] == 200
+        status, body = post(server.url + "api/replay", None, raw=line * 3)
+        assert status == 400 and f"line 3: at most {2 * moves} moves per replay" in body["error"]
