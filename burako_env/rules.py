@@ -163,11 +163,12 @@ MAX_TURNS_LIMIT = 1_000_000
 MAX_LABEL_CHARS = 200
 #: how deep ``preset:`` may chain files (a file naming itself is refused at once)
 MAX_PRESET_DEPTH = 8
-#: a tile's value, a bonus or a penalty: far above any preset's, and small enough that every hand's and
-#: match's score fits the engines' 64-bit integers (a record's rules are read from untrusted files)
-MAX_POINTS = 1_000_000
+#: a tile's value, a bonus or a penalty: far above any preset's (the readable engine plays values beyond
+#: the compiled core's int32), and small enough that every hand's and match's score fits the engines'
+#: 64-bit integers (a record's rules are read from untrusted files: 2**63 raised OverflowError in replay)
+MAX_POINTS = 10**12
 #: a match's target (B28)
-MAX_TARGET = 1_000_000_000
+MAX_TARGET = 10**15
 
 
 def check_player_count(num_players: Any, allowed: tuple[int, ...], rules_name: str) -> None:

@@ -547,7 +547,7 @@ def test_a_records_rules_may_not_name_a_preset_file_to_read(tmp_path: Path) -> N
     ("field", "value"),
     [
         ("tile_values", {"joker": 2**63}),
-        ("canasta_bonus", {"clean": 10**12}),
+        ("canasta_bonus", {"clean": 10**13}),
         ("closing_bonus", 10**30),
         ("target", 10**20),
     ],
