@@ -387,6 +387,10 @@ class Tables:
             match = Match(game, rules, players, seats, seed=seed, record_path=record_path, meta={"room": room_id})
         except (KeyError, TypeError) as exc:  # an agent that cannot sit at this table
             raise ValueError(f"cannot seat these players: {exc}") from exc
+        except ImportError as exc:  # a network bot in an install without torch (the web extra alone)
+            raise ValueError(
+                f"cannot seat these players: {exc} (network bots need torch: pip install 'burako-env[train]')"
+            ) from exc
         return match, game.name
 
     async def reap(self) -> None:

@@ -71,7 +71,7 @@ def default_bot(rules: Any, num_players: int) -> str:
 
     try:
         fits = _shipped_policy_net().shape.layout == layout_id(num_players, rules)
-    except (OSError, ValueError):  # no checkpoint shipped, or one that cannot be read
+    except (OSError, ValueError, ImportError):  # no checkpoint shipped, one that cannot be read, or no torch
         fits = False
     return "policy" if fits else "planner"
 

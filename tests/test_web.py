@@ -557,3 +557,29 @@ def test_a_replay_upload_is_bounded_by_its_moves() -> None:
         assert post(server.url + "api/replay", None, raw=line * 2)[0] == 200
         status, body = post(server.url + "api/replay", None, raw=line * 3)
         assert status == 400 and f"line 3: at most {2 * moves} moves per replay" in body["error"]
+
+
+def test_a_web_install_without_torch_seats_the_planner_and_refuses_network_bots(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The web extra does not install torch: the default bot and the options answered 500
+    (ModuleNotFoundError from the shipped network's loader); now the planner sits by default, and a
+    network bot is refused with what to install."""
+    import sys
+
+    import burako_web.match as match_module
+
+    match_module._shipped_policy_net.cache_clear()
+    for name in [m for m in sys.modules if m == "torch" or m.startswith("torch.") or m == "agents.checkpoint"]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "torch", None)  # import torch raises ImportError
+    try:
+        rules = GAME.rules_from_request("burako", None)
+        assert match_module.default_bot(rules, 2) == "planner"
+        with serve(FAST) as server:
+            with urllib.request.urlopen(server.url + "api/options", timeout=30) as response:
+                assert json.loads(response.read())["presets"]["burako"]["default_bot"]["2"] == "planner"
+            status, body = post(server.url + "api/rooms", {"seats": ["person", "policy"]})
+            assert status == 400 and "network bots need torch" in body["error"]
+    finally:
+        match_module._shipped_policy_net.cache_clear()
