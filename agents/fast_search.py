@@ -50,7 +50,7 @@ from agents.search import TreeNode, another_round, best_candidate, tree_step
 from agents.search_settings import SearchSettings
 from burako_env import fast as F
 from burako_env.fast import FastGame, FastTables, determinize_state, fast_tables, meld_universe
-from burako_env.rules import Rules
+from burako_env.rules import Rules, load_rules
 from burako_env.tiles import IS_WILD
 
 _jit = functools.partial(numba.njit, cache=True, nogil=True)
@@ -391,6 +391,19 @@ class Workspace:
         return eval_tables(self.tables.rules, self.tables.num_players)
 
 
+def prepared_workspace(work: Workspace | None, rules: Any, num_players: int, evals: bool) -> Workspace:
+    """``work``, or a new workspace, for (``rules``, ``num_players``) with its tables built now. The
+    agents call it from ``reset``, which runs outside a move's clock: built in the first ``act`` (4-7 s
+    per rules), they overran ``time_per_move`` by ~100x, and a tournament's ``move_time_limit``
+    interrupted every first move (so the cache never filled: every game was forfeited)."""
+    tables = fast_tables(load_rules(rules), num_players)
+    if work is None or work.tables is not tables:
+        work = Workspace(tables)
+    if evals:
+        _ = work.evals  # the heuristic's tables (rollouts, evaluation): cached per process
+    return work
+
+
 class FastISMCTSAgent:
     """Single-observer ISMCTS on the compiled core (module docstring).
 
@@ -420,8 +433,10 @@ class FastISMCTSAgent:
         self.last_simulations = 0
 
     def reset(self, seat: int, rules: Any = None, num_players: int = 2) -> None:
-        """Called at the start of each hand."""
+        """Called at the start of each hand; builds the compiled tables of these rules (not on the clock)."""
         self.seat = seat
+        if rules is not None:
+            self._work = prepared_workspace(self._work, rules, num_players, evals=True)
 
     # ----------------------------------------------------------------- decision
     def act(self, observation: dict[str, np.ndarray], view: SeatView) -> int:

@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -65,8 +66,9 @@ import torch
 
 from agents import checkpoint as ckpt
 from agents.base import SeatView
-from agents.fast_search import Workspace, rollout_values
+from agents.fast_search import Workspace, prepared_workspace, rollout_values
 from agents.heuristic.policies import PlannerPolicy
+from agents.options import real_option, whole_option
 from agents.policy import DEFAULT_CHECKPOINT, PolicyAgent
 from agents.search_settings import SearchSettings
 from burako_env import fast as F
@@ -77,10 +79,20 @@ from burako_env.outcomes import side_reward, zero_sum_from_totals
 VIRTUAL_LOSS = 1.0
 
 
-@functools.lru_cache(maxsize=4)
 def _load_network(path: str) -> tuple[torch.nn.Module, dict[str, Any]]:
     """The network (eval mode) and training config of a checkpoint, once per
-    process: evaluations and tournaments build an agent for every game."""
+    process and version of the file: evaluations and tournaments build an agent for every game, and a
+    file replaced under the same path (a new bot; tournaments fingerprint its bytes) is read again."""
+    try:
+        stat = os.stat(path)
+        version: tuple[int, int] | None = (stat.st_mtime_ns, stat.st_size)
+    except OSError:
+        version = None  # ckpt.load names the problem
+    return _load_network_version(path, version)
+
+
+@functools.lru_cache(maxsize=4)
+def _load_network_version(path: str, version: tuple[int, int] | None) -> tuple[torch.nn.Module, dict[str, Any]]:
     data = ckpt.load(path)
     net, _ = ckpt.build_policy(data, source=path)
     if net.shape.privileged_value:
@@ -189,18 +201,14 @@ class NeuralISMCTSAgent:
         )
         if self.settings.exploration <= 0:
             raise ValueError(f"exploration (c_puct) must be > 0, got {self.settings.exploration}")
-        if leaf_batch < 1:
-            raise ValueError(f"leaf_batch must be >= 1, got {leaf_batch}")
-        if fpu_reduction is not None and not (math.isfinite(fpu_reduction) and fpu_reduction >= 0):
-            raise ValueError(f"fpu_reduction must be a finite number >= 0 or None, got {fpu_reduction}")
-        if not (0.0 <= rollout_weight <= 1.0):
-            raise ValueError(f"rollout_weight must be in [0, 1], got {rollout_weight}")
-        if not (0.0 <= planner_prior <= 1.0):
-            raise ValueError(f"planner_prior must be in [0, 1], got {planner_prior}")
-        self.planner_prior = float(planner_prior)
-        self.planner = PlannerPolicy() if planner_prior > 0 else None
-        self.fpu_reduction = None if fpu_reduction is None else float(fpu_reduction)
-        self.rollout_weight = float(rollout_weight)
+        # each option's type too: leaf_batch=2.5 or torch_threads=1.5 crashed at the first move, true passed for 1
+        leaf_batch = whole_option("leaf_batch", leaf_batch, 1)
+        if torch_threads is not None:
+            torch_threads = whole_option("torch_threads", torch_threads, 1)
+        self.planner_prior = real_option("planner_prior", planner_prior, 0.0, 1.0)
+        self.planner = PlannerPolicy() if self.planner_prior > 0 else None
+        self.fpu_reduction = None if fpu_reduction is None else real_option("fpu_reduction", fpu_reduction, 0.0)
+        self.rollout_weight = real_option("rollout_weight", rollout_weight, 0.0, 1.0)
         path = self.checkpoint_file(checkpoint)
         net, config = _load_network(path)
         self.policy = PolicyAgent(seed=seed, net=net)  # the layout check at reset
@@ -212,8 +220,6 @@ class NeuralISMCTSAgent:
         self.truncated_reward = float(config.get("truncated_reward", 0.0))
         self.rng = np.random.default_rng(seed)
         self.leaf_batch = leaf_batch
-        if torch_threads is not None and torch_threads < 1:
-            raise ValueError(f"torch_threads must be >= 1 or None, got {torch_threads}")
         self.torch_threads = torch_threads
         self.seat = -1
         #: statistics of the last search (for tests, tuning and the benchmark)
@@ -226,9 +232,12 @@ class NeuralISMCTSAgent:
         self._work: Workspace | None = None
 
     def reset(self, seat: int, rules: Any = None, num_players: int = 2) -> None:
-        """Called at the start of each hand; refuses a network made for another layout."""
+        """Called at the start of each hand; refuses a network made for another layout, and builds the
+        compiled tables of these rules (not on a move's clock: ``fast_search.prepared_workspace``)."""
         self.policy.reset(seat, rules, num_players)
         self.seat = seat
+        if rules is not None:
+            self._work = prepared_workspace(self._work, rules, num_players, evals=self.rollout_weight > 0)
 
     # ----------------------------------------------------------------- decision
     def act(self, observation: dict[str, np.ndarray], view: SeatView) -> int:

@@ -17,10 +17,11 @@ and the text.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
-from burako_env.safe_yaml import load_yaml, short_repr
+from burako_env.safe_yaml import is_integer, load_yaml, short_repr
 
 
 def split_assignment(text: str, flag: str) -> tuple[str, str]:
@@ -58,3 +59,28 @@ def parse_options(pairs: Sequence[str] | None, flag: str) -> dict[str, Any]:
 def yaml_value(text: str, where: str) -> Any:
     """A ``--set`` value read as YAML (an empty value is null); bad YAML is a ``YamlInputError`` naming ``where``."""
     return load_yaml(text, where) if text.strip() else None
+
+
+# ---------------------------------------------------------------------- an agent's own checks of its options
+def whole_option(name: str, value: Any, low: int) -> int:
+    """An agent option that is a whole number >= ``low`` (not a bool, not 2.5), or a ValueError naming it."""
+    if not is_integer(value) or value < low:
+        raise ValueError(f"{name} must be a whole number >= {low}, got {short_repr(value)}")
+    return int(value)
+
+
+def real_option(name: str, value: Any, low: float, high: float = math.inf, low_open: bool = False) -> float:
+    """An agent option that is a finite real number in ``low..high`` (``(low, high]`` with ``low_open``)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {short_repr(value)}")
+    if value > high or value < low or (low_open and value == low):
+        bound = f"{'>' if low_open else '>='} {low}" + ("" if high == math.inf else f" and <= {high}")
+        raise ValueError(f"{name} must be {bound}, got {short_repr(value)}")
+    return float(value)
+
+
+def bool_option(name: str, value: Any) -> bool:
+    """An agent option that is true or false (the string "no" is not false: it was read as true)."""
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be true or false, got {short_repr(value)}")
+    return value

@@ -23,6 +23,7 @@ import torch
 from agents import checkpoint as ckpt
 from agents.base import SeatView
 from agents.network import GAME_ACTIONS, PolicyNet, masked_logits
+from agents.options import bool_option, real_option
 from burako_env.observation import layout_id
 from burako_env.rules import Rules, load_rules
 
@@ -46,8 +47,9 @@ class PolicyAgent:
         if checkpoint is not None and net is not None:
             raise ValueError("PolicyAgent takes checkpoint= (a file) or net= (a PolicyNet), not both")
         checkpoint = self.checkpoint_file(checkpoint, net)
-        if temperature <= 0:
-            raise ValueError(f"temperature must be > 0, got {temperature}")
+        # an infinite temperature made every action as likely as any, the masked ones too
+        temperature = real_option("temperature", temperature, 0.0, low_open=True)
+        greedy = bool_option("greedy", greedy)
         if net is None:
             net, _ = ckpt.build_policy(ckpt.load(str(checkpoint)), source=str(checkpoint))
         self.net = net

@@ -164,6 +164,7 @@ class ISMCTSAgent:
         legal = np.flatnonzero(mask).tolist() if mask is not None else view.legal_actions()
         if not legal:
             raise ValueError("ISMCTSAgent.act: no legal action in the mask")
+        start = time.perf_counter()  # the move's clock runs from here, the candidates' ranking included
         self.last_simulations = 0
         self.seat = view.seat
         if len(legal) == 1:
@@ -173,16 +174,18 @@ class ISMCTSAgent:
         candidates = self.root_policy.ranked(view.public_state(), legal)[: self.settings.root_actions]
         if len(candidates) == 1:
             return candidates[0]
-        return self._search(view, candidates)
+        return self._search(view, candidates, start)
 
-    def _search(self, view: SeatView, candidates: list[int]) -> int:
+    def _search(self, view: SeatView, candidates: list[int], start: float | None = None) -> int:
         """Rounds of paired simulations: each round samples one
         determinization and plays every root candidate from it, so the
         candidates are compared on the same hidden tiles (common random
         numbers), which removes most of the deal's noise from the comparison."""
         root = TreeNode()
         settings = self.settings
-        deadline = None if settings.time_per_move is None else time.perf_counter() + settings.time_per_move
+        if start is None:
+            start = time.perf_counter()
+        deadline = None if settings.time_per_move is None else start + settings.time_per_move
         done = 0
         rounds = 0
         while another_round(settings, done, len(candidates), rounds, deadline):
@@ -190,6 +193,9 @@ class ISMCTSAgent:
             for action in candidates:
                 self._simulate(root, sample.clone(), action)
                 done += 1
+                # within a round too, as the compiled search: a whole round of long rollouts ran ~4x over
+                if deadline is not None and time.perf_counter() >= deadline:
+                    break
             rounds += 1
         self.last_simulations = done
         return best_candidate(root, candidates, settings.margin / settings.value_scale)

@@ -72,6 +72,7 @@ class SearchSettings:
         check(self.value_scale > 0, "value_scale", "> 0")
         t = self.time_per_move
         check(t is None or (_number(t) and math.isfinite(t) and t > 0), "time_per_move", "> 0 seconds or None")
+        check(isinstance(self.rollout, str), "rollout", "a rollout policy's name")
 
     @classmethod
     def field_names(cls) -> tuple[str, ...]:
@@ -101,6 +102,13 @@ class SearchSettings:
                 warnings.warn(f"{agent}: {old}= is deprecated, use {new}=", DeprecationWarning, stacklevel=3)
                 changes[new] = changes.pop(old)
         used = set(uses)
+        if settings is not None:  # a whole settings object: a field the agent does not read must be left as is
+            unread = [f for f in cls.field_names() if f not in used and getattr(settings, f) != getattr(defaults, f)]
+            if unread:
+                raise TypeError(
+                    f"{agent} does not use the search setting(s) {', '.join(unread)} of the settings given; "
+                    f"it uses: {', '.join(sorted(used))}"
+                )
         for name in changes:
             if name not in cls.field_names():
                 raise TypeError(f"{agent}: unknown option {name!r}; its search settings: {', '.join(sorted(used))}")

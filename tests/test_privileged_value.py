@@ -14,7 +14,7 @@ from test_training_vector import vector_config
 
 from agents import checkpoint as ckpt
 from agents.network import NetworkShape, PolicyNet
-from agents.neural_search import _load_network
+from agents.neural_search import _load_network, _load_network_version
 from burako_env.engine import GameState
 from burako_env.observation import observation_layout
 from burako_env.privileged import NEXT_DRAWS, privileged_of_state, privileged_size
@@ -149,6 +149,6 @@ def test_what_cannot_take_a_privileged_value_refuses_it_by_name(tmp_path: Path) 
     net = small_net(privileged_value=True)
     path = tmp_path / "privileged.pt"
     ckpt.save(ckpt.policy_payload(net, load_rules("burako"), {"seed": 0}), path)
-    _load_network.cache_clear()
+    _load_network_version.cache_clear()
     with pytest.raises(ckpt.CheckpointError, match="privileged_value"):
         _load_network(str(path))

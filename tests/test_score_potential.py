@@ -19,7 +19,7 @@ from test_training_vector import vector_config
 import training.ppo as ppo
 from agents import checkpoint as ckpt
 from agents.network import NetworkShape, PolicyNet
-from agents.neural_search import _load_network
+from agents.neural_search import _load_network, _load_network_version
 from burako_env.actions import MELD_BASE
 from burako_env.engine import GameState
 from burako_env.melds import canasta_bonus, meld_value
@@ -180,7 +180,7 @@ def test_what_cannot_take_a_score_potential_refuses_it_by_name(tmp_path: Path) -
     net = PolicyNet(NetworkShape.for_env(2, rules, hidden=16, slot_embed=4, score_potential=True), rules)
     path = tmp_path / "potential.pt"
     ckpt.save(ckpt.policy_payload(net, rules, {"seed": 0}), path)
-    _load_network.cache_clear()
+    _load_network_version.cache_clear()
     with pytest.raises(ckpt.CheckpointError, match="score_potential"):
         _load_network(str(path))
     loaded, _ = ckpt.build_policy(ckpt.load(path), source=str(path))

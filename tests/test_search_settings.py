@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import numpy as np
 import pytest
 
 from agents.fast_search import FastISMCTSAgent
@@ -82,3 +83,91 @@ def test_neural_search_settings() -> None:
         NeuralISMCTSAgent(root_actions=3)
     with pytest.raises(ValueError, match="exploration"):
         NeuralISMCTSAgent(exploration=0.0)
+
+
+# --------------------------------------------------------------------------- faults found in review (2026-12-05)
+def test_the_compiled_searches_build_their_tables_in_reset_not_on_the_moves_clock() -> None:
+    """Built in the first act (4-7 s per rules), the tables overran time_per_move ~100x, and a
+    tournament's move_time_limit interrupted every first move, so every game was forfeited."""
+    from agents.neural_search import NeuralISMCTSAgent
+    from burako_env.fast import fast_tables
+    from burako_env.rules import load_rules
+
+    rules = load_rules("burako_casual")
+    for agent in (FastISMCTSAgent(seed=0, simulations=8), NeuralISMCTSAgent(seed=0, simulations=8)):
+        agent.reset(0, rules, 2)
+        assert agent._work is not None and agent._work.tables is fast_tables(rules, 2)
+
+
+def test_ismcts_keeps_time_per_move_within_a_round(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The deadline was read only between whole rounds (one simulation per root candidate): a round of
+    long rollouts ran ~4x over the budget. A fake clock: each simulation takes 1 s, the budget is 2.5 s."""
+    import agents.search as search
+    from agents.base import SeatView
+    from burako_env.scenario import build_state
+
+    clock = [0.0]
+    monkeypatch.setattr(search.time, "perf_counter", lambda: clock[0])
+
+    def simulate(self: ISMCTSAgent, root: Any, state: Any, action: int) -> None:
+        clock[0] += 1.0
+
+    monkeypatch.setattr(ISMCTSAgent, "_simulate", simulate)
+    state = build_state(hands={0: "R3 R4 R5 B7 B8 B9 K1 K1 Y12", 1: "K3 K4"}, stock="B1 B2 B3")
+    agent = ISMCTSAgent(seed=0, time_per_move=2.5, root_actions=6)
+    agent.reset(0, state.rules, 2)
+    agent.act(None, SeatView(state, 0, np.random.default_rng(0)))  # type: ignore[arg-type]
+    assert agent.last_simulations == 3  # the 3rd simulation ends past the deadline: the round stops there
+
+
+def test_neural_ismcts_reads_a_checkpoint_replaced_under_the_same_path(tmp_path: Any) -> None:
+    """Its network was cached by path: a new bot copied over the file kept playing as the old one, while
+    tournaments fingerprinted the new file's bytes."""
+    import os
+    import shutil
+
+    from agents.neural_search import NeuralISMCTSAgent
+    from agents.policy import DEFAULT_CHECKPOINT
+
+    bot = tmp_path / "bot.pt"
+    shutil.copyfile(DEFAULT_CHECKPOINT, bot)
+    first = NeuralISMCTSAgent(seed=0, checkpoint=str(bot))
+    assert NeuralISMCTSAgent(seed=0, checkpoint=str(bot)).net is first.net  # still read once per version
+    shutil.copyfile(DEFAULT_CHECKPOINT.with_name("burako_ppo_2026-12-01.pt"), bot)
+    os.utime(bot, ns=(1, 1))  # another version even within the file system's clock resolution
+    second = NeuralISMCTSAgent(seed=0, checkpoint=str(bot))
+    weights = [next(a.net.parameters()).detach().flatten()[:8] for a in (first, second)]
+    assert second.net is not first.net and not bool((weights[0] == weights[1]).all())
+
+
+@pytest.mark.parametrize(
+    ("agent", "options", "message"),
+    [
+        ("policy", {"temperature": float("inf"), "greedy": False}, "temperature must be a finite number"),
+        ("policy", {"temperature": float("nan"), "greedy": False}, "temperature must be a finite number"),
+        ("policy", {"temperature": "abc"}, "temperature must be a finite number"),
+        ("policy", {"greedy": "no"}, "greedy must be true or false, got 'no'"),
+        ("neural_ismcts", {"leaf_batch": 2.5}, "leaf_batch must be a whole number >= 1, got 2.5"),
+        ("neural_ismcts", {"leaf_batch": True}, "leaf_batch must be a whole number"),
+        ("neural_ismcts", {"torch_threads": 1.5}, "torch_threads must be a whole number"),
+        ("neural_ismcts", {"planner_prior": True}, "planner_prior must be a finite number"),
+        ("neural_ismcts", {"rollout_weight": "abc"}, "rollout_weight must be a finite number"),
+        ("neural_ismcts", {"fpu_reduction": "abc"}, "fpu_reduction must be a finite number"),
+    ],
+)
+def test_agent_options_of_the_wrong_type_are_refused_by_name(agent: str, options: dict, message: str) -> None:
+    """greedy="no" played greedy (a non-empty string is true), temperature=inf played illegal moves,
+    leaf_batch=2.5 crashed at the first move, and "abc" gave a bare comparison error."""
+    with pytest.raises(ValueError, match=message):
+        make_agent(agent, seed=0, **options)
+
+
+def test_a_settings_object_may_not_carry_settings_the_agent_does_not_read() -> None:
+    """Options an agent does not read are refused; fields of a whole settings object were not."""
+    odd = SearchSettings(rollout="greedy", root_actions=2, tree_actions=9, margin=50)
+    with pytest.raises(TypeError, match="neural_ismcts does not use the search setting"):
+        make_agent("neural_ismcts", seed=0, settings=odd)
+    with pytest.raises(TypeError, match=r"fast_ismcts does not use the search setting\(s\) rollout"):
+        make_agent("fast_ismcts", seed=0, settings=SearchSettings(rollout="greedy"))
+    with pytest.raises(ValueError, match="rollout must be a rollout policy's name"):
+        SearchSettings(rollout=["x"])  # type: ignore[arg-type]
