@@ -181,9 +181,11 @@ def main(argv: list[str] | None = None) -> int:
         options = parse_options(args.opponent_opt, "--opponent-opt")
         check_agent_game(args.opponent, "burako")
         try:  # an unknown option is a TypeError of the agent's constructor: said here, before the deal
-            make_agent(args.opponent, seed=0, **options)
+            probe = make_agent(args.opponent, seed=0, **options)
         except TypeError as exc:
             raise ValueError(f"--opponent-opt for {args.opponent}: {exc}") from exc
+        if getattr(probe, "name", None) == HumanAgent.name:  # by name too (agents.human:HumanAgent)
+            raise ValueError("--opponent: the opponent is an agent; you are the human")
         play_hand(args.opponent, args.rules, args.seed, args.seat, args.players, opponent_options=options)
     except (RulesError, ValueError) as exc:  # bad rules, bad option, unusable checkpoint
         print(f"burako-human: {exc}", file=sys.stderr)

@@ -281,6 +281,9 @@ def test_human_cli_bad_arguments(capsys: pytest.CaptureFixture[str]) -> None:
     assert "unknown rules preset" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["--seat", "5"])
+    # the human agent by its class path is still the human: it made the person play both seats
+    assert main(["--opponent", "agents.human:HumanAgent"]) == 2
+    assert "the opponent is an agent; you are the human" in capsys.readouterr().err
 
 
 # --------------------------------------------------------------------------- the seats' view generators
