@@ -224,6 +224,10 @@ def test_training_set_values_are_checked_against_the_field_types(capsys: pytest.
         ("gamma=1.5", r"gamma must be in \[0, 1\]"),
         ("max_updates=0", "max_updates must be > 0 or null, got 0"),
         ("exp_name=../../etc", "exp_name must be"),
+        # found in review (2026-12-05): each was taken, then changed the run silently or failed late
+        ("league_baselines=[planner, planner]", r"league_baselines: \['planner'\] listed more than once"),
+        ("eval_opponents=[planner, planner]", "eval_opponents: .* listed more than once"),
+        ("env_threads=1000", "env_threads 1000 is more than numba's"),
     ):
         with pytest.raises(ValueError, match=message):
             load_config(SMOKE, [assignment])
@@ -615,3 +619,18 @@ def test_build_state_refuses_positions_no_game_reaches() -> None:
     # the same pile top with tiles to meld it: built
     state = build_state(hands={0: "R5 R6 R7 B9", 1: "K3"}, stock="B1 B2", pile_top_required="R5", overrides=must)
     assert state.pile_top_required >= 0 and state.legal_actions()
+
+
+def test_training_configs_that_changed_the_run_silently_are_refused(tmp_path: Path) -> None:
+    """max_snapshots 0 with no baselines evicted every snapshot: 100% self-play under a 0.2 share; a
+    rules name with "/" or ".." put the run folder outside run_root."""
+    from training.ppo import load_config
+    from training.resume import new_run_dir
+
+    with pytest.raises(ValueError, match="the league is empty"):
+        load_config(SMOKE, ["league_baselines=[]", "max_snapshots=0", "self_play_fraction=0.2"])
+    cfg = load_config(SMOKE)
+    root = tmp_path / "root"
+    for name in ("../../escaped2p", "sub/dir2p", "x" * 300):
+        folder = new_run_dir(root, name, cfg)
+        assert folder.parent == root and len(folder.name) < 200

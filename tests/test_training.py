@@ -97,6 +97,8 @@ def test_max_updates_ends_the_run_at_that_update_and_a_resume_can_raise_it(
     trainer = Trainer(smoke_config(tmp_path, **values), progress=False)
     trainer.train()
     warned = capsys.readouterr().err
+    # said at the start too: a run shorter than the pace check's period was never told
+    assert "schedules: update(s) [40] lie at or past max_updates 2: this run ends before them" in warned
     assert warned.count("pace:") == 1  # said once, not at every check
     assert "over the last 1 updates; at that pace max_updates ends the run after 2 updates, so update 40" in warned
     assert "raise max_updates to at least 41" in warned

@@ -77,6 +77,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numba
 import numpy as np
 import torch
 from torch import nn
@@ -352,6 +353,9 @@ class PPOConfig:
             unknown = [a for a in getattr(self, name) if not is_agent(a)]
             if unknown:
                 problems.append(f"{name}: unknown agent(s) {short_repr(unknown)}; known: {sorted(known)}")
+            repeated = sorted({a for a in getattr(self, name) if getattr(self, name).count(a) > 1})
+            if repeated:  # the league kept one entry with half its share, so the shares shifted silently
+                problems.append(f"{name}: {short_repr(repeated)} listed more than once")
             problems.extend(f"{name}: {p}" for p in _game_problems(getattr(self, name), self.game))
         if self.bc_teacher is not None and not is_agent(self.bc_teacher):
             problems.append(f"bc_teacher: unknown agent {short_repr(self.bc_teacher)}; known: {sorted(known)}")
@@ -398,7 +402,8 @@ class PPOConfig:
             problems.append(f"league_scheme must be uniform or prioritized, got {self.league_scheme!r}")
         if not 0 <= self.self_play_fraction <= 1:
             problems.append(f"self_play_fraction must be in [0, 1], got {self.self_play_fraction}")
-        if not self.league_baselines and self.self_play_fraction < 1 and self.snapshot_every <= 0:
+        snapshots = self.snapshot_every > 0 and self.max_snapshots > 0  # max_snapshots 0 evicts every snapshot
+        if not self.league_baselines and self.self_play_fraction < 1 and not snapshots:
             problems.append("the league is empty: give league_baselines, snapshots or self_play_fraction=1")
         if self.rollout not in ("vector", "engine"):
             problems.append(f"rollout must be vector or engine, got {self.rollout!r}")
@@ -431,6 +436,11 @@ class PPOConfig:
             problems.append(f"device must be auto, cpu, cuda or cuda:N, got {self.device!r}")
         if self.env_threads is not None and self.env_threads <= 0:
             problems.append(f"env_threads must be > 0 or null, got {self.env_threads}")
+        elif self.env_threads is not None and self.env_threads > numba.config.NUMBA_NUM_THREADS:
+            problems.append(
+                f"env_threads {self.env_threads} is more than numba's {numba.config.NUMBA_NUM_THREADS} threads "
+                "(NUMBA_NUM_THREADS)"
+            )
         problems.extend(schedule_problems(self.schedules, typing.get_type_hints(type(self))))
         if not problems:
             problems.extend(self._scheduled_problems())
@@ -1146,6 +1156,16 @@ class Trainer:
             self.save_checkpoint()
         if self.uses_anchor:
             self.anchor = self._anchor()
+        late = sorted(
+            {point[0] for points in cfg.schedules.values() for point in points if point[0] >= (cfg.max_updates or 0)}
+        )
+        if cfg.max_updates is not None and late and self.update < cfg.max_updates:
+            # said at the start: the pace check comes every PACE_CHECK_UPDATES updates, after a short run's end
+            print(
+                f"schedules: update(s) {late} lie at or past max_updates {cfg.max_updates}: this run ends before "
+                "them (a resume with a larger max_updates reaches them)",
+                file=sys.stderr,
+            )
         if cfg.max_updates is not None and self.update > cfg.max_updates:  # a resume does not go back
             print(
                 f"max_updates {cfg.max_updates}: the run is already at update {self.update}; it trains no further "

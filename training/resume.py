@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -54,6 +55,9 @@ def new_run_dir(root: Path, env_name: str, config: PPOConfig) -> Path:
         root.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError) as exc:  # a file where a folder must be
         raise ValueError(f"run_root {str(root)!r} cannot hold run folders: it or a folder above it is a file") from exc
+    # the env name holds the rules' name, a free label: "/" or ".." in it put the folder outside run_root,
+    # and 200 characters overran the file system's name limit
+    env_name = re.sub(r"[^A-Za-z0-9._-]", "_", env_name).lstrip(".")[:60] or "run"
     base = f"{env_name}__{config.exp_name}__{config.seed}__{time.strftime('%Y%m%d-%H%M%S')}"
     for k in range(1, 10_000):
         path = root / (base if k == 1 else f"{base}-{k}")
