@@ -10,7 +10,8 @@ memory climbs. :func:`load_yaml` refuses such a document before building it:
 - the node graph, counted with every alias expanded, has at most
   :data:`MAX_YAML_NODES` nodes (a recursive alias is refused outright);
 - nesting deeper than Python's recursion allows is a clear error, not a
-  ``RecursionError``.
+  ``RecursionError``;
+- a key given twice in one mapping is refused (YAML keeps the last silently).
 
 :func:`short_repr` is the bounded ``repr`` for error messages: a message never
 formats a value of unbounded size.
@@ -34,6 +35,21 @@ class YamlInputError(ValueError):
     """A YAML document is malformed or exceeds the limits; the message names where."""
 
 
+def _refuse_repeated_keys(node: yaml.MappingNode, where: str) -> None:
+    """A key given twice in one mapping: YAML kept the last silently (``total_steps: 100`` then ``5000``)."""
+    seen: set[tuple[str, str]] = set()
+    for key_node, _ in node.value:
+        if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+            continue
+        key = (key_node.tag, key_node.value)
+        if key in seen:
+            raise YamlInputError(
+                f"{where}, line {key_node.start_mark.line + 1}: the key {short_repr(key_node.value)} is given twice "
+                "in one mapping (YAML would keep the last silently)"
+            )
+        seen.add(key)
+
+
 def _expanded_size(root: yaml.Node, where: str) -> int:
     """Nodes of the document with aliases expanded, counted on the shared
     graph (each node once, memoised), stopping as soon as it passes the limit."""
@@ -50,6 +66,8 @@ def _expanded_size(root: yaml.Node, where: str) -> int:
             children = list(node.value)
         elif isinstance(node, yaml.MappingNode):
             children = [part for pair in node.value for part in pair]
+        if not children_done and isinstance(node, yaml.MappingNode):
+            _refuse_repeated_keys(node, where)
         if not children_done:
             if key in on_path:
                 raise YamlInputError(f"{where}: a recursive YAML alias (a value that contains itself) is not allowed")

@@ -634,3 +634,13 @@ def test_training_configs_that_changed_the_run_silently_are_refused(tmp_path: Pa
     for name in ("../../escaped2p", "sub/dir2p", "x" * 300):
         folder = new_run_dir(root, name, cfg)
         assert folder.parent == root and len(folder.name) < 200
+
+
+def test_a_yaml_key_given_twice_is_refused_not_taken_last() -> None:
+    """A config with total_steps twice, or a schedule given twice, loaded with the last value silently."""
+    with pytest.raises(ValueError, match=r"t.yaml, line 2: the key 'total_steps' is given twice"):
+        load_yaml("total_steps: 100\ntotal_steps: 5000\n", "t.yaml")
+    with pytest.raises(ValueError, match="the key 'learning_rate' is given twice"):
+        load_yaml("schedules:\n  learning_rate: [[0, 1]]\n  learning_rate: [[0, 2]]\n", "t.yaml")
+    assert load_yaml("a: 1\nb: {a: 2}\n", "t.yaml") == {"a": 1, "b": {"a": 2}}  # one key per mapping
+    assert load_yaml("base: &b {x: 1}\nc:\n  <<: *b\n  y: 2\n", "t.yaml")["c"] == {"x": 1, "y": 2}
