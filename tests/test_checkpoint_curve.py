@@ -209,3 +209,23 @@ def test_bad_curve_requests_are_refused_before_any_game(
         with pytest.raises(SystemExit):
             checkpoint_curve.main([*argv, "--no-progress"])
         assert message in capsys.readouterr().err
+
+
+def test_a_curve_takes_one_runs_networks(tmp_path: Path, run_dir: Path) -> None:
+    """Policies of two runs made one curve, and a second network of the same update was dropped
+    silently (points were keyed by update and decisions only)."""
+    kept = run_dir / "policies" / "update_000001.pt"
+    other_run = ckpt.load(kept)
+    other_run["config"]["seed"] = 99
+    torch.save(other_run, tmp_path / "other_run.pt")
+    with pytest.raises(ValueError, match="is not of the run of"):
+        checkpoint_curve.curve_points([kept, tmp_path / "other_run.pt"])
+    changed = ckpt.load(kept)
+    first = next(iter(changed["policy"]["state_dict"]))
+    changed["policy"]["state_dict"][first] = changed["policy"]["state_dict"][first] + 1.0
+    torch.save(changed, tmp_path / "changed.pt")
+    with pytest.raises(ValueError, match="other networks of the same update 1"):
+        checkpoint_curve.curve_points([kept, tmp_path / "changed.pt"])
+    same = ckpt.load(kept)
+    torch.save(same, tmp_path / "same.pt")  # the same network in another file counts once
+    assert len(checkpoint_curve.curve_points([kept, tmp_path / "same.pt"])) == 1

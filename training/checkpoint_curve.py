@@ -11,7 +11,9 @@ source is a run folder (its ``policies/*.pt`` and its last network:
 checkpoint file (a kept policy, or a training checkpoint such as
 ``checkpoints/latest.pt``). Every file must say how far its run had trained
 (``agents.checkpoint.training_progress``); two files of the same update
-(and decisions) count once. Each point is ``burako-eval``'s duplicate evaluation of the
+(and decisions) and the same network count once. The files must be one
+run's (network shape, rules, ``exp_name`` and seed): another run's file, or
+another network at the same update, is refused. Each point is ``burako-eval``'s duplicate evaluation of the
 policy (agent A) against ``--b`` on the same deals (``--seed``), so points
 differ by the policy only.
 
@@ -34,6 +36,7 @@ are drawn beside it, labelled ``(training evals)``.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import sys
@@ -90,8 +93,21 @@ def curve_points(files: list[Path]) -> list[dict[str, Any]]:
     ordered by training decisions: ``checkpoint``, ``update``, ``step``, ``minutes``. An averaged policy
     is refused: it carries its last network's progress but is not the network of any one update."""
     points: dict[tuple[int, int], dict[str, Any]] = {}
+    run: tuple[Any, ...] | None = None
+    first: Path | None = None
     for path in files:
         data = ckpt.load(path)
+        # one run's networks: two runs' policies made one curve, and one run's update hid the other's
+        shape, rules = ckpt.policy_description(data, str(path))
+        config = data.get("config") or {}
+        identity = (shape, rules, config.get("exp_name"), config.get("seed"))
+        if run is None:
+            run, first = identity, path
+        elif identity != run:
+            raise ValueError(
+                f"{path} is not of the run of {first} (network shape, rules, exp_name or seed differ): a learning "
+                "curve follows one run; give each run its own burako-curve"
+            )
         if "averaged" in data:
             raise ValueError(
                 f"{path} is the mean of {data['averaged']} policies, not one update's network: no point of a "
@@ -109,8 +125,28 @@ def curve_points(files: list[Path]) -> list[dict[str, Any]]:
             "update": progress["update"],
             "step": progress["global_step"],
         }
-        points.setdefault((point["update"], point["step"]), {**point, "minutes": progress["minutes"]})
-    return sorted(points.values(), key=lambda p: (p["step"], p["update"]))
+        weights = _weights_digest(data, path)
+        same = points.get((point["update"], point["step"]))
+        if same is not None and same["weights"] != weights:  # the same network may sit in two files (policy.pt)
+            raise ValueError(
+                f"{path} and {same['checkpoint']} are other networks of the same update {point['update']} "
+                f"({point['step']} decisions): the same run cannot have two; give one of them"
+            )
+        points.setdefault(
+            (point["update"], point["step"]), {**point, "minutes": progress["minutes"], "weights": weights}
+        )
+    ordered = sorted(points.values(), key=lambda p: (p["step"], p["update"]))
+    return [{k: v for k, v in p.items() if k != "weights"} for p in ordered]
+
+
+def _weights_digest(data: dict[str, Any], path: Path) -> str:
+    """The SHA-256 of a checkpoint's network parameters, whatever else its file holds."""
+    net, _ = ckpt.build_policy(data, source=str(path))
+    digest = hashlib.sha256()
+    for name, tensor in sorted(net.state_dict().items()):
+        digest.update(name.encode())
+        digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+    return digest.hexdigest()
 
 
 def training_evals(files: list[Path], sources: list[str]) -> list[dict[str, Any]]:
