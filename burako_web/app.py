@@ -561,6 +561,8 @@ def create_app(
                         await room.send(ws, {"type": "error", "message": "say hello first: {type: hello, token}"})
                         continue
                     async with room.lock:
+                        if ws not in room.waiting:  # closed to make room while it waited for the lock (uncounted)
+                            return
                         claimed = room.claim(data.get("token"))
                         if claimed is None:
                             await room.send(ws, {"type": "error", "message": "every seat of this room is taken"})
