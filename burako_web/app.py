@@ -144,8 +144,6 @@ class Room:
         self.lock = asyncio.Lock()
         self.changed = asyncio.Event()
         self.empty_since = time.monotonic()
-        #: open WebSockets to this room, with or without a seat
-        self.connections = 0
         #: the open WebSockets that have not said hello yet, oldest first
         self.waiting: dict[WebSocket, None] = {}
         self.closed = False
@@ -168,6 +166,11 @@ class Room:
 
     def sockets(self) -> int:
         return sum(len(s.sockets) for s in self.slots)
+
+    @property
+    def connections(self) -> int:
+        """Open WebSockets to this room, seated or not yet: each costs the server."""
+        return len(self.waiting) + self.sockets()
 
     def people_seated(self) -> bool:
         return all(s.token is not None for s in self.slots if s.kind == PERSON)
@@ -509,24 +512,24 @@ def create_app(
             await ws.send_text(json.dumps({"type": "error", "message": "no such room (it may have ended)"}))
             await ws.close(code=4404)
             return
+        evicted: WebSocket | None = None
         if room.connections >= limits.max_sockets_per_room:
             if not room.waiting:  # every connection holds a seat
                 await ws.send_text(json.dumps({"type": "error", "message": "too many connections to this room"}))
                 await ws.close(code=4429)
                 return
             # the oldest silent connection makes room: a player coming back is never locked out by them
-            oldest = next(iter(room.waiting))
-            del room.waiting[oldest]
-            await room.send(oldest, {"type": "error", "message": "too many connections to this room: closed"})
-            with contextlib.suppress(RuntimeError, WebSocketDisconnect, OSError):
-                await oldest.close(code=4429)
-            room.connections -= 1  # its own handler, woken by the close, no longer counts it
-        room.connections += 1  # seated or not yet: each costs the server
-        room.waiting[ws] = None
+            evicted = next(iter(room.waiting))
+            del room.waiting[evicted]  # its own handler, woken by the close, sees it gone and returns
+        room.waiting[ws] = None  # counted from here (Room.connections), before anything awaits
         bucket = TokenBucket(limits.rate, limits.burst)
         seat: int | None = None
         hello_by = time.monotonic() + limits.hello_timeout
         try:
+            if evicted is not None:
+                await room.send(evicted, {"type": "error", "message": "too many connections to this room: closed"})
+                with contextlib.suppress(RuntimeError, WebSocketDisconnect, OSError):
+                    await evicted.close(code=4429)
             while True:
                 if seat is None:
                     try:
@@ -535,7 +538,7 @@ def create_app(
                         await room.send(ws, {"type": "error", "message": f"no hello within {limits.hello_timeout} s"})
                         await ws.close(code=4408)
                         return
-                    if ws not in room.waiting:  # closed to make room for a newer connection (uncounted)
+                    if ws not in room.waiting:  # closed to make room for a newer connection
                         return
                 else:
                     message = await ws.receive()
@@ -561,7 +564,7 @@ def create_app(
                         await room.send(ws, {"type": "error", "message": "say hello first: {type: hello, token}"})
                         continue
                     async with room.lock:
-                        if ws not in room.waiting:  # closed to make room while it waited for the lock (uncounted)
+                        if ws not in room.waiting:  # closed to make room while it waited for the lock
                             return
                         claimed = room.claim(data.get("token"))
                         if claimed is None:
@@ -581,9 +584,7 @@ def create_app(
         except WebSocketDisconnect:
             pass
         finally:
-            # a connection closed to make room was uncounted by the one that closed it
-            if seat is not None or room.waiting.pop(ws, False) is None:
-                room.connections -= 1
+            room.waiting.pop(ws, None)
             if seat is not None:
                 room.slots[seat].sockets.discard(ws)
                 if room.sockets() == 0:

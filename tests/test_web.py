@@ -506,6 +506,15 @@ def test_a_full_room_of_seated_connections_refuses_more() -> None:
         for c in (first, second):
             c.close()
         refused.close()
+        # every closed connection leaves the count (counted from the room's own sockets): the seat comes back
+        table = server.app.state.tables.rooms[room["room"]]
+        deadline = time.monotonic() + 10
+        while table.connections and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert table.connections == 0
+        back = Client(server.port, room["room"], token=first.token)
+        assert back.seat == first.seat and table.connections == 1
+        back.close()
 
 
 def test_a_matchs_deal_seeds_are_128_bits() -> None:
