@@ -17,12 +17,17 @@ Requires the ``openspiel`` extra (``pip install -e ".[openspiel]"``).
 - Observations: the observation vector of ``burako_env.observation``
   (``observation_tensor``); ``observation_string`` names a seat's view now
   by the player and a digest of that vector. ``information_state_string``
-  has perfect recall, as OpenSpiel defines it: a digest chained over every
-  move of the hand (each move is seen by all; its id goes in) and the seat's
-  observation after it (what the move showed that seat: the tile it drew, a
-  muerto it took), so two histories the seat can tell apart never share a
-  string (the observation alone forgets the order of past moves and
-  discards). A determinization for that seat keeps both strings.
+  has perfect recall, as OpenSpiel defines it: a digest chained from the
+  seat's observation at the deal over every move of the hand (each move is
+  seen by all; its id goes in) and what the move may have shown beyond its
+  id: the seat's own hand (the tile it drew, a muerto it took), the pile (a
+  privilege tile rejected face up, B17) and the tiles known to be held. So
+  two histories the seat can tell apart never share a string (the
+  observation alone forgets the order of past moves and discards), and two
+  it cannot tell apart always do. Everything else a seat sees follows from
+  the deal and the move ids, so the chain never encodes a whole observation
+  after the deal (that cost ~110 µs a move, two thirds of a step).
+  A determinization for that seat keeps both strings.
 - Hidden information: :func:`resample_from_infostate` (and the state method
   of the same name) is the engine's ``determinize``: every tile the seat
   cannot see (other hands beyond their known tiles, the stock order, the
@@ -105,13 +110,25 @@ class BurakoState(pyspiel.State):
         #: each seat's information state: a digest chained over the moves and its observations after them
         self.recall: list[str] = [] if engine_state is None else self._start_recall()
 
-    def _seat_digest(self, previous: str, player: int, move: str) -> str:
-        assert self.engine is not None
-        vector = self.get_game().observer_.encode(self.engine, player)
-        return hashlib.sha1(f"{previous}|{move}|".encode() + vector.tobytes()).hexdigest()
+    def _seat_digest(self, previous: str, player: int, move: int) -> str:
+        """The seat's information state after ``move``: its previous one, the move's id and what
+        the move may have shown the seat beyond the id (module docstring)."""
+        engine = self.engine
+        assert engine is not None
+        digest = hashlib.sha1(f"{previous}|{move}|".encode())
+        digest.update(engine.hands[player].tobytes())
+        digest.update(engine.known.tobytes())
+        digest.update(bytes(engine.pile))
+        return digest.hexdigest()
 
     def _start_recall(self) -> list[str]:
-        return [self._seat_digest("", p, "deal") for p in range(self.get_game().players)]
+        """Each seat's information state at the deal: a digest of its observation."""
+        assert self.engine is not None
+        game = self.get_game()
+        return [
+            hashlib.sha1(b"deal|" + game.observer_.encode(self.engine, p).tobytes()).hexdigest()
+            for p in range(game.players)
+        ]
 
     def current_player(self) -> int:
         if self.engine is None:
@@ -137,7 +154,7 @@ class BurakoState(pyspiel.State):
             self.recall = self._start_recall()
         else:
             self.engine.apply(int(action))
-            self.recall = [self._seat_digest(h, p, str(int(action))) for p, h in enumerate(self.recall)]
+            self.recall = [self._seat_digest(h, p, int(action)) for p, h in enumerate(self.recall)]
 
     def _action_to_string(self, player: int, action: int) -> str:
         if self.engine is None:
@@ -199,9 +216,13 @@ def resample_from_infostate(state: BurakoState, player: int, rng: np.random.Gene
     resampled (``GameState.determinize``)."""
     if state.engine is None:
         return BurakoState(state.get_game())
-    engine = state.engine.determinize(player, rng if rng is not None else _RESAMPLE_RNG)
-    sample = state.clone()  # its history, move number and information states are the state's
-    sample.engine = engine
+    engine = state.engine
+    state.engine = None  # cloned without its engine, which the determinization copies anyway
+    try:
+        sample = state.clone()  # its history, move number and information states are the state's
+    finally:
+        state.engine = engine
+    sample.engine = engine.determinize(player, rng if rng is not None else _RESAMPLE_RNG)
     return sample
 
 

@@ -367,6 +367,43 @@ def test_openspiel_information_states_have_perfect_recall() -> None:
     assert sample.history() == dealt.history() and sample.move_number() == dealt.move_number() == 2
 
 
+def test_openspiel_information_states_tell_apart_only_what_the_seat_saw() -> None:
+    """Perfect recall both ways: seat 0 drawing B1 or B2 from the stock, then discarding B9, are two
+    histories seat 0 tells apart (the drawn tile) and seat 1 does not (the stock is face down), so
+    seat 0's information states differ and seat 1's are equal. A privilege tile rejected face up
+    (B17) is seen by both seats, so both tell apart which tile it was."""
+    pyspiel = pytest.importorskip("pyspiel")
+    from burako_env.engine import Phase
+    from burako_env.openspiel import BurakoState
+    from burako_env.scenario import build_state, tile
+
+    game = pyspiel.load_game("python_burako", {"players": 2})
+    ends = []
+    for top in ("B1", "B2"):
+        engine = build_state(hands={0: "R3 R4 B9", 1: "K3 K4"}, stock=f"{top} B5 B6", phase=Phase.DRAW, turn=1)
+        state = BurakoState(game, engine)
+        assert state.information_state_string(1) == BurakoState(game, engine.clone()).information_state_string(1)
+        state.apply_action(A.DRAW_STOCK)
+        state.apply_action(A.discard_action(tile("B9")))
+        ends.append(state)
+    drew_b1, drew_b2 = ends
+    assert drew_b1.information_state_string(0) != drew_b2.information_state_string(0)
+    assert drew_b1.information_state_string(1) == drew_b2.information_state_string(1)
+    rejected = []
+    for privilege in ("B1", "B2"):
+        engine = build_state(
+            hands={0: f"R3 R4 B9 {privilege}", 1: "K3 K4"},
+            stock="B5 B6",
+            phase=Phase.PRIVILEGE,
+            privilege_tile=privilege,
+            overrides={"mano_privilege": True},
+        )
+        state = BurakoState(game, engine)
+        state.apply_action(A.REJECT)
+        rejected.append(state)
+    assert rejected[0].information_state_string(1) != rejected[1].information_state_string(1)
+
+
 def _unseen_counts(state: GameState, other: int) -> np.ndarray:
     """Tile counts of what ``other``'s opponent cannot see: his hand, the
     stock and the untaken muertos."""
