@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from agents import checkpoint as ckpt
+from burako_env.rules import load_rules
 from training import checkpoint_curve
 from training.duplicate import AgentSpec
 from training.evaluate import evaluate
@@ -133,6 +134,30 @@ def test_the_curve_plays_each_kept_policy_on_the_same_deals_and_resumes(
     assert played == [] and json.loads(curve.read_text())["points"] == again["points"]
     rows = [line for line in capsys.readouterr().out.splitlines() if line.lstrip()[:1].isdigit()]
     assert len(rows) == 1 and rows[0].split()[0] == "1"
+
+
+def test_the_curve_plays_on_the_rules_the_run_was_trained_on(
+    tmp_path: Path, run_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every preset shares one layout, so a policy of a burako_br run seated at burako's table without
+    a word: ``--rules`` defaulted to burako. The run's own rules are now the default."""
+    data = ckpt.load(run_dir / "policies" / "update_000001.pt")
+    brazilian = ckpt.save({**data, "rules": load_rules("burako_br").to_dict()}, tmp_path / "br.pt")
+    seen: list[tuple[str, int]] = []
+
+    class Played(Exception):
+        pass
+
+    def record(*args: Any, rules: Any, num_players: int, **kwargs: Any) -> None:
+        seen.append((rules.name, num_players))
+        raise Played  # the table the games would be played at is what is checked
+
+    monkeypatch.setattr(checkpoint_curve, "evaluate", record)
+    args = [str(brazilian), "--b", "random", "--games", "2", "--no-progress"]
+    for extra, table in (([], ("burako_br", 2)), (["--rules", "burako"], ("burako", 2))):
+        with pytest.raises(Played):
+            checkpoint_curve.main([*args, *extra])
+        assert seen.pop() == table
 
 
 def test_a_kept_policy_rewritten_since_its_point_is_played_again(

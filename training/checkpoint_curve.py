@@ -15,7 +15,8 @@ checkpoint file (a kept policy, or a training checkpoint such as
 run's (network shape, rules, ``exp_name`` and seed): another run's file, or
 another network at the same update, is refused. Each point is ``burako-eval``'s duplicate evaluation of the
 policy (agent A) against ``--b`` on the same deals (``--seed``), so points
-differ by the policy only.
+differ by the policy only. The games follow the rules and player count the run
+was trained for, unless ``--rules`` or ``--players`` say otherwise.
 
 ``--json`` holds the curve and is rewritten after every point: the same
 command after a kill plays only the points it lacks (it refuses a file made
@@ -47,7 +48,7 @@ from tqdm import tqdm
 
 from agents import checkpoint as ckpt
 from agents.options import parse_options
-from burako_env.rules import RulesError, load_rules
+from burako_env.rules import Rules, RulesError, load_rules
 from training.curves import plot_learning_curve
 from training.duplicate import AgentSpec
 from training.evaluate import evaluate
@@ -139,6 +140,15 @@ def curve_points(files: list[Path]) -> list[dict[str, Any]]:
     return [{k: v for k, v in p.items() if k != "weights"} for p in ordered]
 
 
+def run_table(path: Path) -> tuple[Rules, int]:
+    """The rules and player count a run's checkpoint was trained for (one run's files share them,
+    :func:`curve_points`)."""
+    shape, rules = ckpt.policy_description(ckpt.load(path), str(path))
+    if not isinstance(rules, Rules):
+        raise ValueError(f"{path} is a {shape.game} policy; burako-curve plays Burako policies")
+    return rules, shape.num_players
+
+
 def _weights_digest(data: dict[str, Any], path: Path) -> str:
     """The SHA-256 of a checkpoint's network parameters, whatever else its file holds."""
     net, _ = ckpt.build_policy(data, source=str(path))
@@ -218,8 +228,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--b-opt", action="append", metavar="KEY=VALUE", help="option for the opponent (repeatable)")
     parser.add_argument("--games", type=int, default=100, help="games per point, an even number (2 per deal)")
     parser.add_argument("--seed", type=int, default=0, help="deal seed, the same for every point")
-    parser.add_argument("--rules", default="burako", help="rules preset name or YAML path")
-    parser.add_argument("--players", type=int, default=2, choices=(2, 4))
+    parser.add_argument(
+        "--rules", default=None, help="rules preset name or YAML path (default: the rules the run was trained on)"
+    )
+    parser.add_argument(
+        "--players", type=int, default=None, choices=(2, 4), help="default: the player count the run was trained for"
+    )
     parser.add_argument("--workers", type=int, default=1, help="worker processes")
     parser.add_argument("--json", metavar="PATH", help="the curve, rewritten after every point; continued when rerun")
     parser.add_argument("--plot", metavar="PATH", help="a PNG of the curve")
@@ -236,22 +250,26 @@ def main(argv: list[str] | None = None) -> int:
         plot_path = None if args.plot is None else check_output_file(args.plot, "--plot")
         b = AgentSpec.of(args.b, parse_options(args.b_opt, "--b-opt"))
         b.build(0)  # an unknown name or a bad option fails before any game
-        settings = {"b": b.label, "games": args.games, "seed": args.seed, "rules": args.rules}
-        settings["num_players"] = args.players
         if args.games <= 0 or args.games % 2:
             raise ValueError(f"--games must be a positive even number (each deal is played twice), got {args.games}")
         if args.seed < 0 or args.workers < 1:
             raise ValueError(f"--seed must be >= 0 and --workers >= 1, got {args.seed} and {args.workers}")
-        rules = load_rules(args.rules)
         files = curve_sources(args.sources)
         points = curve_points(files)
+        # the run's own table unless told otherwise: the presets share one layout, so a policy trained
+        # on burako_br played its whole curve on burako's rules without a word
+        trained_rules, trained_players = run_table(files[0])
+        rules = trained_rules if args.rules is None else load_rules(args.rules)
+        players = trained_players if args.players is None else args.players
+        settings = {"b": b.label, "games": args.games, "seed": args.seed, "rules": args.rules or rules.name}
+        settings["num_players"] = players
         #: every point the file holds (kept whatever the sources of this run), by update and decisions
         played = {(p["update"], p["step"]): p for p in load_curve(json_path, settings)}
         if args.with_training_evals and args.plot is None:
             raise ValueError("--with-training-evals draws the run's own evaluations in --plot: give --plot too")
         extra = training_evals(files, args.sources) if args.with_training_evals else []
         for point in points:  # every policy is loaded and seated before the first game: a bad file costs nothing
-            AgentSpec.of("policy", {"checkpoint": point["checkpoint"]}).build(0).reset(0, rules, args.players)
+            AgentSpec.of("policy", {"checkpoint": point["checkpoint"]}).build(0).reset(0, rules, players)
     except (ValueError, ckpt.CheckpointError, RulesError) as exc:
         parser.error(str(exc))
 
@@ -276,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
                     games=args.games,
                     seed=args.seed,
                     rules=rules,
-                    num_players=args.players,
+                    num_players=players,
                     workers=args.workers,
                 ).summary
                 key = (point["update"], point["step"])
