@@ -184,6 +184,12 @@ def test_bad_config_is_a_clear_error(tmp_path: Path) -> None:
         load_config(SMOKE, ["seed"])
     with pytest.raises(ValueError, match="eval_deals must be one of fixed, rotating, got 'rotate'"):
         load_config(SMOKE, ["eval_deals=rotate"])
+    # torch seeds with 64 bits: 2**64 failed at the trainer's start with a bare "Overflow when unpacking long long"
+    with pytest.raises(
+        ValueError, match=r"seed must be at most 2\*\*64 - 1 \(torch seeds with 64 bits\), got 18446744073709551616$"
+    ):
+        load_config(SMOKE, [f"seed={2**64}"])
+    assert load_config(SMOKE, [f"seed={2**64 - 1}"]).seed == 2**64 - 1
     bad = tmp_path / "bad.yaml"
     bad.write_text("- just\n- a list\n")
     with pytest.raises(ValueError, match="mapping"):

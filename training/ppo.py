@@ -327,6 +327,8 @@ class PPOConfig:
         for name in ("seed", "eval_seed"):
             if getattr(self, name) < 0:
                 problems.append(f"{name} must be >= 0, got {getattr(self, name)}")
+        if self.seed > MAX_SEED:  # torch's generator takes 64 bits; a larger seed failed with a bare overflow
+            problems.append(f"seed must be at most 2**64 - 1 (torch seeds with 64 bits), got {self.seed}")
         for name in ("learning_rate", "bc_learning_rate", "clip_coef", "max_grad_norm", "reward_scale"):
             if getattr(self, name) <= 0:
                 problems.append(f"{name} must be > 0, got {getattr(self, name)}")
@@ -553,6 +555,8 @@ def resolve_device(name: str) -> torch.device:
 PRECISIONS = (*ckpt.DTYPES, "auto")
 #: what behaviour cloning fits (``bc_targets``)
 BC_TARGETS = ("moves", "visits")
+#: the largest run seed: torch's generator (``torch.manual_seed``) takes 64 bits
+MAX_SEED = 2**64 - 1
 #: how evaluations choose their deals (``eval_deals``)
 EVAL_DEALS = ("fixed", "rotating")
 
