@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The core install stands alone: in a clean venv, `pip install burako-env` without
-# extras imports the env and plays a game, with no torch, pandas or matplotlib.
+# extras imports the env and plays a game, with no torch, pandas or matplotlib; and a
+# console script of an extra says which extra to install, with no traceback.
 # (Editable, so the numba kernels compiled by scripts/install.sh are reused.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,3 +52,16 @@ heavy = sorted(m for m in ("torch", "pandas", "matplotlib", "PIL") if m in sys.m
 assert not heavy, heavy
 print("core install: burako_env imports and plays without torch, pandas, matplotlib or Pillow")
 PY
+for command in burako-train burako-eval burako-web; do
+    set +e
+    said=$("$venv/bin/$command" --help 2>&1)
+    status=$?
+    set -e
+    if [ "$status" != 1 ] || ! grep -q "^$command: the package '.*' is not installed; it comes with the \[.*\] extra" <<<"$said"; then
+        echo "core install: $command should name its missing extra (exit 1), got exit $status: $said" >&2
+        exit 1
+    fi
+    echo "core install: $said"
+done
+"$venv/bin/burako-play" --help >/dev/null
+echo "core install: burako-play runs"
