@@ -1403,6 +1403,12 @@ class FastGame:
         """The same state on the compiled core (inverse of :meth:`to_game_state`),
         for scenarios built with the readable engine (``scenario.build_state``)."""
         tables = fast_tables(state.rules, state.num_players)
+        most = int(np.iinfo(np.int32).max)
+        if any(abs(int(total)) > most for total in state.match_scores):  # the readable engine's are unbounded
+            raise ValueError(
+                f"match scores {list(state.match_scores)} do not fit the compiled core's int32 state (at most "
+                f'{most:,} either way); play this state on the readable engine (engine="python")'
+            )
         game = cls(tables)
         st = game.st
         _, ids = meld_universe()

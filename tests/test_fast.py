@@ -248,3 +248,13 @@ def test_fast_core_refuses_scores_beyond_int32() -> None:
     with pytest.raises(ValueError, match=r"closing_bonus.*engine=\"python\""):
         F.fast_tables(rules, 2)
     GameState.new_game(np.random.default_rng(0), rules, 2)
+    # a readable state whose match totals left int32 (a scenario, or a match of the readable engine)
+    # failed with numpy's bare OverflowError
+    from burako_env.scenario import build_state
+
+    for totals in ([2**31, 0], [0, -(2**31)]):
+        state = build_state(hands={0: "R3 R4 R5 B9", 1: "K3 K4"}, match_scores=totals)
+        with pytest.raises(ValueError, match=r"match scores .* do not fit the compiled core's int32 state"):
+            F.FastGame.from_game_state(state)
+    fits = build_state(hands={0: "R3 R4 R5 B9", 1: "K3 K4"}, match_scores=[2**31 - 1, -(2**31 - 1)])
+    assert F.FastGame.from_game_state(fits).match_scores == [2**31 - 1, -(2**31 - 1)]
