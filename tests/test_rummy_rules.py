@@ -337,6 +337,18 @@ def test_r11h_the_next_hand_does_not_report_the_last_hands_result() -> None:
         state.hand_rewards("score", 0)
 
 
+def test_r11i_each_hand_of_a_match_counts_its_own_turns() -> None:
+    """R11i: a match deals hand after hand on one state; ``turns`` (the render's "hand h/H, turn t")
+    ran on from the last hand's count. Each hand now starts at turn 0, as a hand's record does."""
+    rng = np.random.default_rng(11)
+    state = RummyState.new_game(rng, "rummy", 2)
+    while state.phase == Phase.PLAY:
+        state.step(int(rng.choice(np.flatnonzero(state.legal_mask()))))
+    assert state.turns > 0
+    state.next_hand(rng)
+    assert state.turns == 0 and state.hand_number == 1
+
+
 def test_a_rummy_state_from_data_must_be_possible() -> None:
     """E1, R3: from_dict refused nothing but conservation: negative counts, seats out of range, a lone
     tile on the table, scores of the wrong length, a pending closing tile that is gone (no legal action),

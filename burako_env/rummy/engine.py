@@ -115,6 +115,7 @@ class RummyState:
         self.pending_closing = False
         self.first_play_done = [False] * self.num_players
         self.blocked_turns = 0
+        self.turns = 0  # this hand's (the render's "hand h/H, turn t"); it ran on over a match's hands
         self.closer = None
         self.blocked = False
         self.hand_scores = None  # the last hand's result is not this one's (hand_winners, hand_rewards)
