@@ -175,6 +175,20 @@ def test_command_line_trains_the_smoke_config(tmp_path: Path, capsys: pytest.Cap
     assert result.num_actions > 0
 
 
+def test_a_run_without_evaluation_opponents_evaluates_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``eval_opponents: []`` means no evaluations: it printed an empty evaluation row every
+    ``eval_every`` updates and at the end, and drew an empty learning curve."""
+    args = ["--config", str(SMOKE), "--set", f"run_root={tmp_path}", "--set", "total_steps=800"]
+    args += ["--set", "bc_teacher=null", "--set", "eval_opponents=[]", "--set", "eval_every=1", "--no-progress"]
+    assert main(args) == 0
+    out, err = capsys.readouterr()
+    assert "policy: " in out and "learning curve" not in out and "eval at update" not in err
+    (run,) = tmp_path.iterdir()
+    assert (run / "policy.pt").is_file() and not (run / "learning_curve.png").exists()
+
+
 def test_bad_config_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="unknown training config field"):
         load_config(SMOKE, ["learning_rat=0.1"])

@@ -251,7 +251,8 @@ class PPOConfig:
     eval_games: int = 200
     """Duplicate games per evaluation opponent (even)."""
     eval_opponents: list[str] = field(default_factory=lambda: ["planner", "greedy", "random"])
-    """Baselines the policy is evaluated against (eval/winrate_vs_<name>)."""
+    """Baselines the policy is evaluated against (eval/winrate_vs_<name>); ``[]``: no evaluations (and
+    no ``learning_curve.png``)."""
     eval_seed: int = 12345
     """Deal seed of the evaluations."""
     eval_deals: str = "fixed"
@@ -1221,7 +1222,7 @@ class Trainer:
             bar.set_postfix(sps=f"{steps / seconds:.0f}", ret=f"{np.mean(self.recent_returns or [0]):+.3f}")
             if cfg.snapshot_every and self.update % cfg.snapshot_every == 0:
                 self.league.add_snapshot(self.update, self.net.state_dict())
-            if cfg.eval_every and self.update % cfg.eval_every == 0:
+            if cfg.eval_every and cfg.eval_opponents and self.update % cfg.eval_every == 0:
                 row = self.evaluate_now()
                 bar.write(_format_eval(row))
             if self.update % cfg.checkpoint_every == 0:
@@ -1229,14 +1230,16 @@ class Trainer:
             if cfg.keep_policy_every and self.update % cfg.keep_policy_every == 0:
                 self.export_policy(kept_policy_path(self.run_dir, self.update))
         bar.close()
-        if not self.eval_history or self.eval_history[-1]["update"] != self.update:
+        evaluated = bool(cfg.eval_opponents)  # []: no evaluations; they printed empty rows and an empty plot
+        if evaluated and (not self.eval_history or self.eval_history[-1]["update"] != self.update):
             print(_format_eval(self.evaluate_now()), file=sys.stderr)
         self.save_checkpoint()
         self.save_checkpoint("final.pt")
         path = self.export_final_policy()
-        from training.curves import plot_learning_curve
+        if evaluated:
+            from training.curves import plot_learning_curve
 
-        plot_learning_curve(self.eval_history, self.run_dir / "learning_curve.png", title=self.run_dir.name)
+            plot_learning_curve(self.eval_history, self.run_dir / "learning_curve.png", title=self.run_dir.name)
         self.writer.flush()
         self.writer.close()
         self.close()
@@ -1334,9 +1337,11 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     if args.export:  # the run's policy.pt as it is (averaged with average_kept_policies)
         policy = ckpt.save(ckpt.load(policy), args.export)
-    print(format_eval_table(trainer.eval_history[-1]))
+    if trainer.eval_history:
+        print(format_eval_table(trainer.eval_history[-1]))
     print(f"policy: {policy}")
-    print(f"learning curve: {trainer.run_dir / 'learning_curve.png'}")
+    if trainer.cfg.eval_opponents:
+        print(f"learning curve: {trainer.run_dir / 'learning_curve.png'}")
     return 0
 
 
