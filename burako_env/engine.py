@@ -8,6 +8,7 @@ Phases (DESIGN.md 3):
 | phase       | who acts      | legal actions (actions.py)                         |
 |-------------|---------------|----------------------------------------------------|
 | DRAW        | current       | DRAW_STOCK; TAKE_PILE if the pile is not empty     |
+|             |               | (under V3, and its top tile melds this turn)       |
 | PRIVILEGE   | mano          | KEEP / REJECT (first draw of a hand only, B17)     |
 | PLAY        | current       | DISCARD k, MELD p, ADD (slot, k)                   |
 | CHOOSE_END  | current       | CHOOSE 0 / 1 (a pending ambiguous addition)        |

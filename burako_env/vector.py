@@ -50,8 +50,10 @@ count belongs to the calling thread), so envs of other counts in one process
 keep theirs, and the module's functions (``sample_legal_actions``) run on the
 caller's count (``numba.set_num_threads``).
 
-Memory: per game a 4.2 kB state, one observation (D x 4 bytes: 19.5 kB with 2
-players) and one mask (3.5 kB); see ``memory_bytes``.
+Memory: per game a 4.5 kB state, one observation (D x 4 bytes: 19.5 kB with 2
+players) and one mask (3.5 kB); and per chunk of games (16 a thread, at most one
+a game) 274 kB of look-ahead scratch: 62.6 kB a game for 256 games on 2
+threads; see ``memory_bytes``.
 """
 
 from __future__ import annotations
