@@ -26,14 +26,25 @@ def test_binary_outcomes_give_the_textbook_wilson_interval() -> None:
     assert wilson_interval(0.7, 10) == pytest.approx((low, high))
 
 
-def test_pair_means_without_spread_inside_are_exact() -> None:
-    """The same agent on both sides of every duplicate pair: exactly 0.5 each."""
-    assert rate_ci([0.5] * 30) == (0.5, (0.5, 0.5))
+def test_pair_means_never_claim_more_than_their_games() -> None:
+    """Duplicate deals that happened to split alike claimed a huge sample: greedy against the planner on
+    2 deals, both split, had the point interval [0.5, 0.5]; 9 split deals and 1 sweep [0.457, 0.640].
+    The effective sample size is capped at the games played: Wilson on those 4 and 20 games."""
+    assert rate_ci([0.5, 0.5], games=4) == (0.5, pytest.approx(wilson_interval(0.5, 4)))
+    assert f"{rate_ci([0.5, 0.5], games=4)[1]}" != "(0.5, 0.5)"
+    rate, interval = rate_ci([0.5] * 9 + [1.0], games=20)
+    assert rate == pytest.approx(0.55) and interval == pytest.approx(wilson_interval(0.55, 20))
+    assert interval == pytest.approx((0.342, 0.742), abs=1e-3)
+    # the same agent on both sides of every pair (exactly 0.5 each): 0.5 in the middle, as wide as the games
+    assert rate_ci([0.5] * 30, games=60) == (0.5, pytest.approx(wilson_interval(0.5, 60)))
+    assert rate_ci([0.5] * 30) == (0.5, pytest.approx(wilson_interval(0.5, 30)))  # one game a value
+    with pytest.raises(ValueError, match="3 values cannot stand for fewer games"):
+        rate_ci([0.5, 1.0, 0.0], games=2)
 
 
 def test_fractional_outcomes_use_the_effective_sample_size() -> None:
-    values = [1.0, 0.5, 1.0, 0.75] * 25
-    rate, (low, high) = rate_ci(values)
+    values = [1.0, 0.5, 1.0, 0.75] * 25  # means of 4 games each
+    rate, (low, high) = rate_ci(values, games=4 * len(values))
     _, (nlow, nhigh) = mean_ci(values)
     assert low < rate < high <= 1.0
     # less spread than a coin's: narrower than Wilson on n, close to the normal interval

@@ -267,7 +267,7 @@ def match_figures(games: Iterable[tuple[int, float, float]]) -> MatchFigures:
     for deal, points, diff in games:
         by_deal[deal].append((points, diff))
     played = [g for d in by_deal.values() for g in d]
-    win_rate, win_ci = rate_ci([sum(p for p, _ in d) / len(d) for d in by_deal.values()])
+    win_rate, win_ci = rate_ci([sum(p for p, _ in d) / len(d) for d in by_deal.values()], games=len(played))
     mean_diff, diff_ci = mean_ci([sum(x for _, x in d) / len(d) for d in by_deal.values()])
     return MatchFigures(
         games=len(played),

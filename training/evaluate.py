@@ -41,7 +41,9 @@ contributes the mean of its two games. The score difference's interval is
 the normal approximation mean ± 1.96 · s / sqrt(deals), with s the sample
 standard deviation of the deal means (ddof=1); the win rate's is a Wilson
 score interval (``burako_env.stats.rate_ci``), which stays in [0, 1] and
-does not collapse on small samples (20 of 20: [0.839, 1.000]). Pairs are independent by construction
+does not collapse on small samples (20 of 20: [0.839, 1.000]), with an
+effective sample size from the deal means' spread, at most the games played.
+Pairs are independent by construction
 (different deals), the games within a pair are not, which is why the pair is
 the unit.
 
