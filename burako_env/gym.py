@@ -23,7 +23,11 @@ the compiled core.
   ``truncated`` at ``max_turns`` (no score).
 - An illegal action ends the episode with ``illegal_reward`` (default -1)
   and ``info["illegal_action"] = True`` (PettingZoo's classic-game
-  convention), or raises ``ValueError`` with ``illegal="raise"``.
+  convention), or raises ``ValueError`` with ``illegal="raise"``. A value
+  that is no action id at all (a float, a batch of one, an id outside the
+  space) always raises ``ValueError`` and changes nothing: it is the
+  caller's fault, not a move to learn from. An integer or a 0-d integer
+  array (SB3's ``predict`` for one observation) is an action id.
 - Opponents: ``opponents`` is an agent name (``"random"``, ``"greedy"``,
   ``"planner"``, ``"ismcts"``, ``"policy"``: the project's agents, declared
   as ``burako_env.agents`` entry points, so resolved once it is installed;
@@ -54,17 +58,30 @@ from gymnasium import spaces
 
 from burako_env import actions as A
 from burako_env.engine import TRUNCATED, GameState
-from burako_env.env import MaskedActionSpace, check_flag, check_reward, rules_for_env
+from burako_env.env import MaskedActionSpace, check_flag, check_reward, check_seed, rules_for_env
 from burako_env.fast import FastGame, fast_tables
 from burako_env.observation import observation_bounds
 from burako_env.outcomes import hand_rewards
 from burako_env.plugins import make_agent
 from burako_env.render import render_table
 from burako_env.rules import Rules
+from burako_env.safe_yaml import action_id_problem
 from burako_env.views import LazySeatView, view_generator
 
 Opponent = Any  # a registry name, an agent object, or a callable policy(observation) -> action
 
+
+
+def as_action_id(answer: Any, who: str) -> int:
+    """The action id a policy answered: a Python or numpy integer, or a 0-d integer array (what SB3's
+    ``predict`` returns for one observation). Anything else (a float, a bool, a batch of one, an id
+    outside ``Discrete(NUM_ACTIONS)``) is a ``ValueError`` naming ``who`` and the value."""
+    if isinstance(answer, np.ndarray) and answer.shape == ():
+        answer = answer[()]
+    problem = action_id_problem(answer, A.NUM_ACTIONS)
+    if problem is not None:
+        raise ValueError(f"{who} gave no action id of Discrete({A.NUM_ACTIONS}): {problem}")
+    return int(answer)
 
 class _FastSeatView(LazySeatView):
     """A lazy :class:`~burako_env.views.SeatView` over a compiled game: the
@@ -199,6 +216,7 @@ class BurakoGymEnv(gymnasium.Env):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        seed = None if seed is None else check_seed(seed)  # np.int64(3) was refused and True taken as 1
         super().reset(seed=seed)
         if seed is not None:
             seeds = np.random.SeedSequence(seed).generate_state(self.num_players + 1)
@@ -215,8 +233,9 @@ class BurakoGymEnv(gymnasium.Env):
         # for the learner to do: it is dealt again, as BurakoGymVectorEnv does
         for _ in range(MAX_DEALS_PER_RESET):
             self.game = FastGame.new_game(self.np_random, self.rules, self.num_players)
-            self._done = False
+            self._done = True  # until every opponent took its seat: one that fails leaves nothing to step
             self._reset_agents()
+            self._done = False
             _, info = self._play_opponents()
             if not self._done:
                 return self._observe(), info
@@ -234,15 +253,10 @@ class BurakoGymEnv(gymnasium.Env):
         if game is None or self._done:
             raise RuntimeError("call reset() before step() (the episode is over)")
         mask = game.legal_mask()
-        if isinstance(action, np.ndarray) and action.shape == ():  # what SB3's predict returns for one observation
-            action = action[()]
-        legal = (
-            isinstance(action, (int, np.integer))
-            and not isinstance(action, (bool, np.bool_))
-            and 0 <= int(action) < A.NUM_ACTIONS
-            and bool(mask[int(action)])
-        )
-        if not legal:
+        # no action id at all (a float, a batch of one) is the caller's fault, not a move: an error whatever
+        # `illegal` says (it ended the episode with illegal_reward, and training learned from it)
+        action = as_action_id(action, f"step() of the learner (seat {self.learner_seat})")
+        if not mask[action]:
             if self.illegal == "raise":
                 raise ValueError(f"illegal action {action!r} for the learner (seat {self.learner_seat})")
             self._done = True
@@ -284,7 +298,11 @@ class BurakoGymEnv(gymnasium.Env):
             self._done = True
         else:
             game.next_hand(self.np_random)
-            self._reset_agents()
+            try:
+                self._reset_agents()
+            except BaseException:  # an opponent that cannot take its seat: nothing left to step
+                self._done = True
+                raise
         return reward, info
 
     def _play_opponents(self) -> tuple[float, dict[str, Any]]:
@@ -310,12 +328,11 @@ class BurakoGymEnv(gymnasium.Env):
                 answer = self._seat_agents[seat].act(observation, view)
             finally:
                 view.expire()
-            if (
-                not isinstance(answer, (int, np.integer))
-                or isinstance(answer, (bool, np.bool_))
-                or not 0 <= int(answer) < A.NUM_ACTIONS
-                or not mask[int(answer)]
-            ):
+            try:
+                answer = as_action_id(answer, f"opponent in seat {seat}")
+            except ValueError as exc:
+                raise ValueError(f"{exc}; the episode ends here (call reset())") from None
+            if not mask[answer]:
                 raise ValueError(
                     f"opponent in seat {seat} answered an illegal action {answer!r}; the episode ends here "
                     "(call reset())"

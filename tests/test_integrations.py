@@ -493,15 +493,68 @@ def test_vector_env_reset_refuses_seeds_that_are_not_non_negative_integers(seed:
 # ---------------------------------------------------------------------- faults found in review (2026-12-05)
 def test_gym_env_takes_a_0d_array_action_as_sb3s_predict_returns_one() -> None:
     """MaskablePPO.predict(obs) returns a 0-d int64 array; the env counted it illegal and ended the
-    episode. A 0-d integer array is its integer; a 0-d float or bool array stays illegal."""
-    env = BurakoGymEnv(illegal="raise")
+    episode. A 0-d integer array is its integer. What is no action id at all (a float, a bool, a batch
+    of one, an id outside the space) ended the episode with illegal_reward as if it were a move, so a
+    policy answering a batch of one learned from -1 every episode: now a ValueError, whatever `illegal`
+    says, and nothing changes."""
+    env = BurakoGymEnv()  # illegal="terminate"
     obs, _ = env.reset(seed=0)
     legal = int(np.flatnonzero(obs["action_mask"])[0])
-    for bad in (np.array(float(legal)), np.array(True)):
-        with pytest.raises(ValueError, match="illegal action"):
+    before = env.game.st.copy()
+    for bad in (np.array(float(legal)), np.array(True), np.array([legal]), float(legal), str(legal), None, 3519):
+        with pytest.raises(ValueError, match=r"step\(\) of the learner \(seat \d\) gave no action id"):
             env.step(bad)
+        assert np.array_equal(env.game.st, before)
     _, _, terminated, truncated, info = env.step(np.array(legal))
     assert "illegal_action" not in info and not (terminated or truncated)
+    # an opponent callable answering a 0-d array (lambda obs: model.predict(obs)[0]) plays it
+    mirror = BurakoGymEnv(opponents=lambda o: np.array(np.flatnonzero(o["action_mask"])[0]), learner_seat=1)
+    mirror.reset(seed=0)
+    assert mirror.game.current == 1
+
+
+def test_gym_env_an_opponent_that_cannot_take_its_seat_leaves_nothing_to_step() -> None:
+    """An opponent whose reset() raised (a policy of another layout, a flaky plug-in) left the env live
+    with the opponent to act: the next step() played the learner's action in the opponent's seat."""
+
+    class FailsToSit:
+        calls = 0
+
+        def reset(self, seat: int, rules: Any = None, num_players: int = 2) -> None:
+            FailsToSit.calls += 1
+            if FailsToSit.calls >= 2:
+                raise RuntimeError("agent failed to reset")
+
+        def act(self, observation: dict[str, np.ndarray], view: Any) -> int:
+            return int(np.flatnonzero(observation["action_mask"])[0])
+
+    env = BurakoGymEnv(opponents=FailsToSit(), learner_seat=0)
+    env.reset(seed=3)  # the first reset seats it
+    with pytest.raises(RuntimeError, match="agent failed to reset"):
+        env.reset(seed=3)
+    with pytest.raises(RuntimeError, match="call reset"):
+        env.step(0)
+    # with match=True the next hand's seating happens inside step(): the same
+    FailsToSit.calls = 0
+    match = BurakoGymEnv(opponents=FailsToSit(), learner_seat=0, match=True, rule_overrides={"target": 20000})
+    match.reset(seed=3)
+    with pytest.raises(RuntimeError, match="agent failed to reset"):
+        while True:
+            match.step(int(np.flatnonzero(match.action_masks())[0]))
+    with pytest.raises(RuntimeError, match="call reset"):
+        match.step(0)
+
+
+def test_gym_env_seeds_are_checked_as_every_envs_are() -> None:
+    """BurakoGymEnv passed its seed to Gymnasium unchecked: np.int64(3) was refused ("Seed must be a
+    python integer") and True was taken as 1, where the AEC and vector envs do the opposite."""
+    env = BurakoGymEnv()
+    obs, _ = env.reset(seed=np.int64(3))
+    again, _ = BurakoGymEnv().reset(seed=3)
+    assert np.array_equal(obs["observation"], again["observation"])
+    for bad in (True, -1, 1.5, "3"):
+        with pytest.raises(ValueError, match="seed must be a non-negative integer"):
+            env.reset(seed=bad)  # type: ignore[arg-type]
 
 
 def test_gym_env_with_match_keeps_the_summary_of_a_hand_the_learners_move_ended() -> None:
