@@ -33,6 +33,7 @@ made for the other game or for another observation/action layout raises
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
 import pickle
 import zipfile
@@ -348,6 +349,17 @@ def policy_description(data: dict[str, Any], source: str = "checkpoint") -> tupl
     except (TypeError, KeyError, RulesError) as exc:
         raise CheckpointError(f"{source}: malformed policy description: {exc}") from exc
     return shape, rules
+
+
+def weights_digest(data: dict[str, Any], source: str = "checkpoint") -> str:
+    """The SHA-256 of a checkpoint's network parameters (as float32), whatever else its file holds: the
+    same network in a kept policy, a run's ``policy.pt`` or a training checkpoint has one digest."""
+    net, _ = build_policy(data, source)
+    digest = hashlib.sha256()
+    for name, tensor in sorted(net.state_dict().items()):
+        digest.update(name.encode())
+        digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+    return digest.hexdigest()
 
 
 def build_policy(data: dict[str, Any], source: str = "checkpoint") -> tuple[PolicyNet, Rules | RummyRules]:

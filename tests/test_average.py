@@ -137,6 +137,10 @@ def test_bad_averaging_requests_are_refused_and_write_nothing(
     data = ckpt.load(run_dir / "policy_last.pt")
     data["policy"]["state_dict"]["extra"] = torch.zeros(2)
     ckpt.save(data, names)
+    bare = tmp_path / "bare.pt"  # a copy exported without its progress: no same-update check applies
+    data = ckpt.load(kept)
+    del data["trained"]
+    ckpt.save(data, bare)
     corrupt = tmp_path / "corrupt.pt"
     corrupt.write_bytes(b"not a checkpoint")
     final = str(run_dir / "checkpoints" / "final.pt")
@@ -153,6 +157,7 @@ def test_bad_averaging_requests_are_refused_and_write_nothing(
         "given more than once": [kept, kept, final],
         "are the same update (3) of a run": [str(run_dir / "policies" / "update_000003.pt"), final],
         "is already the mean of 3 policies": [kept, str(run_dir / "policy.pt")],
+        "holds the same network as": [str(bare), kept, final],
     }
     out.write_bytes(b"an earlier file")
     for why, sources in cases.items():

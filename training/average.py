@@ -10,7 +10,7 @@ A run does this itself with ``average_kept_policies`` (its ``policy.pt``);
 this command does it for any files: exported policies or training
 checkpoints of one network and one set of rules, the furthest trained last
 (anything else is refused before a file is written, as are a file given twice, two
-files of the same update, and a file that is already a mean). The output keeps the
+files of the same network or the same update, and a file that is already a mean). The output keeps the
 last source's config, progress and weight precision, and says how many policies it averages
 (``averaged``); every policy agent plays it as any other.
 """
@@ -49,7 +49,16 @@ def main(argv: list[str] | None = None) -> int:
         twice = sorted({str(s) for s in sources if sum(t.resolve() == s.resolve() for t in sources) > 1})
         if twice:
             raise ValueError(f"{twice} given more than once; each policy is averaged once")
-        payload = ckpt.average_policies([ckpt.load(s) for s in sources], [str(s) for s in sources])
+        loaded = [ckpt.load(s) for s in sources]
+        payload = ckpt.average_policies(loaded, [str(s) for s in sources])
+        # a copy of a file exported without its progress is one network twice, past the same-update
+        # check: it counted twice in the mean
+        first_of: dict[str, Path] = {}
+        for source, data in zip(sources, loaded, strict=True):
+            digest = ckpt.weights_digest(data, str(source))
+            if digest in first_of:
+                raise ValueError(f"{source} holds the same network as {first_of[digest]}; each policy is averaged once")
+            first_of[digest] = source
     except (ValueError, ckpt.CheckpointError) as exc:
         parser.error(str(exc))
     ckpt.save(payload, out)

@@ -37,7 +37,6 @@ are drawn beside it, labelled ``(training evals)``.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import math
 import sys
@@ -126,7 +125,7 @@ def curve_points(files: list[Path]) -> list[dict[str, Any]]:
             "update": progress["update"],
             "step": progress["global_step"],
         }
-        weights = _weights_digest(data, path)
+        weights = ckpt.weights_digest(data, str(path))
         same = points.get((point["update"], point["step"]))
         if same is not None and same["weights"] != weights:  # the same network may sit in two files (policy.pt)
             raise ValueError(
@@ -147,16 +146,6 @@ def run_table(path: Path) -> tuple[Rules, int]:
     if not isinstance(rules, Rules):
         raise ValueError(f"{path} is a {shape.game} policy; burako-curve plays Burako policies")
     return rules, shape.num_players
-
-
-def _weights_digest(data: dict[str, Any], path: Path) -> str:
-    """The SHA-256 of a checkpoint's network parameters, whatever else its file holds."""
-    net, _ = ckpt.build_policy(data, source=str(path))
-    digest = hashlib.sha256()
-    for name, tensor in sorted(net.state_dict().items()):
-        digest.update(name.encode())
-        digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
-    return digest.hexdigest()
 
 
 def training_evals(files: list[Path], sources: list[str]) -> list[dict[str, Any]]:
