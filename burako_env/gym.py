@@ -71,7 +71,6 @@ from burako_env.views import LazySeatView, view_generator
 Opponent = Any  # a registry name, an agent object, or a callable policy(observation) -> action
 
 
-
 def as_action_id(answer: Any, who: str) -> int:
     """The action id a policy answered: a Python or numpy integer, or a 0-d integer array (what SB3's
     ``predict`` returns for one observation). Anything else (a float, a bool, a batch of one, an id
@@ -82,6 +81,7 @@ def as_action_id(answer: Any, who: str) -> int:
     if problem is not None:
         raise ValueError(f"{who} gave no action id of Discrete({A.NUM_ACTIONS}): {problem}")
     return int(answer)
+
 
 class _FastSeatView(LazySeatView):
     """A lazy :class:`~burako_env.views.SeatView` over a compiled game: the

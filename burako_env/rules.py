@@ -148,12 +148,37 @@ class Rules:
         return out
 
     def __post_init__(self) -> None:
+        with_plain_values(self)
         _validate(self)
         # computed once: caches keyed by Rules (tables_for) hash it on every call
         object.__setattr__(self, "_hash", hash(repr(sorted(self.to_dict().items(), key=lambda kv: kv[0]))))
 
     def __hash__(self) -> int:
         return self._hash  # type: ignore[attr-defined]
+
+
+def plain_value(value: Any) -> Any:
+    """``value`` with numpy scalars as Python's own (``np.int64(3)`` -> ``3``), inside dicts, lists
+    and tuples too."""
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    if isinstance(value, dict):
+        return {plain_value(k): plain_value(v) for k, v in value.items()}
+    if isinstance(value, (tuple, list)):
+        return type(value)(plain_value(v) for v in value)
+    return value
+
+
+def with_plain_values(rules: Any) -> None:
+    """Every field of a frozen rules dataclass with plain Python values. Values from a numpy sweep
+    (``rule_overrides={"target": np.int64(3000)}``) stayed numpy: equal rules hashed differently (each
+    built its own compiled tables) and ``to_dict()`` no longer wrote as JSON (records, checkpoints)."""
+    for entry in dataclasses.fields(rules):
+        object.__setattr__(rules, entry.name, plain_value(getattr(rules, entry.name)))
 
 
 FIELD_NAMES = tuple(f.name for f in dataclasses.fields(Rules))

@@ -118,3 +118,24 @@ def test_v4_three_players_only_where_the_table_allows() -> None:
     assert env.possible_agents == ["player_0", "player_1", "player_2"]
     assert env.unwrapped.game.num_sides == 3
     assert [len(m) for m in env.unwrapped.game.muertos] == [11, 11, 11]
+
+
+def test_v5_numpy_values_become_plain_ones() -> None:
+    """V5 overrides from a numpy sweep (``rule_overrides={"target": np.int64(3000)}``) stayed numpy:
+    the rules equalled their plain twin but hashed differently (compiled tables built twice), and
+    ``to_dict()`` (records, checkpoints) failed to write as JSON. Rummy's rules likewise."""
+    import json
+
+    import numpy as np
+
+    from burako_env.fast import fast_tables
+    from burako_env.rummy.rules import load_rummy_rules
+
+    swept = load_rules("burako", {"target": np.int64(3000), "hand_size": {np.int64(2): np.int64(12)}})
+    plain = load_rules("burako", {"target": 3000, "hand_size": {2: 12}})
+    assert swept == plain and hash(swept) == hash(plain)
+    assert type(swept.target) is int and all(type(v) is int for v in swept.hand_size.values())
+    assert json.loads(json.dumps(swept.to_dict())) == json.loads(json.dumps(plain.to_dict()))
+    assert fast_tables(swept, 2) is fast_tables(plain, 2)
+    rummy = load_rummy_rules("rummy", {"joker_penalty": np.int64(25)})
+    assert type(rummy.joker_penalty) is int and json.dumps(rummy.to_dict())

@@ -17,7 +17,15 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from burako_env.rules import MAX_POINTS, RulesError, check_player_count, int_problem, label_problem, players_problem
+from burako_env.rules import (
+    MAX_POINTS,
+    RulesError,
+    check_player_count,
+    int_problem,
+    label_problem,
+    players_problem,
+    with_plain_values,
+)
 from burako_env.safe_yaml import YamlInputError, load_yaml, read_text_file
 
 #: Rummy is always played with the 106 tiles (R1)
@@ -46,6 +54,7 @@ class RummyRules:
     hands_per_match: int = 4
 
     def __post_init__(self) -> None:
+        with_plain_values(self)
         _validate(self)
 
     def check_players(self, num_players: int) -> None:
