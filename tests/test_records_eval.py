@@ -666,6 +666,38 @@ def test_a_killed_burako_eval_closes_its_compressed_record_file(tmp_path: Path) 
     assert 0 < len(records) < 4000 and is_gzip(path)
 
 
+def test_a_killed_rummy_eval_stops_its_workers_and_closes_its_record_file(tmp_path: Path) -> None:
+    """``kill`` of burako-eval --game rummy --workers 2: it ended with status 143 (the handler was set
+    after the Rummy hand-over), an empty unreadable gzip file, its workers still running, and advice
+    to --resume, which Rummy refuses. Now: 130, the file closed whole, no process left."""
+    import os
+    import signal
+    import time
+
+    path = tmp_path / "games.jsonl.gz"
+    args = ["--game", "rummy", "--a", "random", "--b", "random", "--games", "4000", "--seed", "1"]
+    args += ["--workers", "2", "--chunk-size", "1"]
+    group: list[int] = []
+
+    def stop(proc: Any) -> None:
+        group.append(proc.pid)
+        proc.send_signal(signal.SIGTERM)
+
+    code, err = _stop_a_running_eval(path, args, stop)
+    assert code == 130, err
+    assert "a Rummy evaluation starts again" in err and "--resume continues" not in err
+    assert 0 < len(read_records(path)) < 4000 and is_gzip(path)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:  # the workers leave with the parent (its process group)
+        try:
+            os.killpg(group[0], 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.2)
+    else:
+        pytest.fail("processes of the stopped evaluation are still running")
+
+
 def test_ctrl_c_at_a_terminal_stops_a_pool_evaluation_without_worker_tracebacks(tmp_path: Path) -> None:
     """Ctrl-C reaches the terminal's whole process group, pool workers included: the parent's one-line
     message (exit 130) must not come with a KeyboardInterrupt traceback from each worker."""
@@ -682,14 +714,14 @@ def test_ctrl_c_at_a_terminal_stops_a_pool_evaluation_without_worker_tracebacks(
 def test_the_progress_bar_counts_games_as_they_finish_and_results_stay_in_deal_order(workers: int) -> None:
     """burako-eval's bar hears of every finished deal (``played``) no later than its games
     are handed on in deal order, and of every game exactly once."""
-    from training.evaluate import _ordered_results, _Task
+    from training.evaluate import _Task, deal_ordered_results
 
     rules = load_rules("burako")
     tasks = [_Task(RANDOM, RANDOM, rules, 2, 7, deals, False) for deals in [(0, 1), (2,), (3, 4, 5)]]
     heard: list[int] = []
     handed = 0
     deals: list[int] = []
-    for games in _ordered_results(tasks, workers, heard.append):
+    for games in deal_ordered_results(tasks, workers, heard.append):
         handed += len(games)
         assert sum(heard) >= handed
         deals.extend(g.deal for g in games[::2])

@@ -184,6 +184,46 @@ def test_an_agent_fault_in_an_evaluation_worker_reaches_the_parent_whole() -> No
     assert "deliberate fault in a worker" in str(info.value.__cause__)
 
 
+class RummyFault:
+    """A Rummy agent that raises, or ends its process, at its third decision."""
+
+    name = "rummy-fault"
+
+    def __init__(self, seed: int | None = None, how: str = "raise") -> None:
+        self.how = how
+        self.calls = 0
+
+    def reset(self, seat: int, rules: Any = None, num_players: int = 2) -> None:
+        pass
+
+    def act(self, observation: Any) -> int:
+        import numpy as np
+
+        self.calls += 1
+        if self.calls > 2:
+            if self.how == "os_exit":
+                os._exit(3)
+            raise RuntimeError("deliberate fault in a Rummy worker")
+        return int(np.flatnonzero(observation["action_mask"])[0])
+
+
+def test_a_rummy_evaluation_in_workers_reports_faults_and_dead_workers_as_burakos_does() -> None:
+    """burako-eval --game rummy --workers 2 ran a bare ProcessPoolExecutor: a dead worker was a raw
+    BrokenProcessPool traceback, and a fault let the other chunks play on. It now plays through
+    training.game_pool as Burako does."""
+    from agents.runner import AgentFault
+    from training.evaluate import AgentSpec
+    from training.rummy_evaluate import evaluate_rummy
+
+    raising = AgentSpec.of("raising", {"how": "raise"}, factory=RummyFault)
+    with pytest.raises(AgentFault, match="deliberate fault in a Rummy worker") as info:
+        evaluate_rummy(raising, AgentSpec.of("random"), deals=6, workers=2, chunk_size=1)
+    assert "RemoteTraceback" in type(info.value.__cause__).__name__
+    dying = AgentSpec.of("dying", {"how": "os_exit"}, factory=RummyFault)
+    with pytest.raises(AgentFault, match=r"a worker process died while playing deals (\d)\.\.\1 of dying"):
+        evaluate_rummy(dying, AgentSpec.of("random"), deals=2, workers=2, chunk_size=1)
+
+
 # ---------------------------------------------------------------------- item 7: runs that share a folder
 def small(out: Path, seed: int = 7, **overrides: Any) -> T.TournamentConfig:
     data: dict[str, Any] = {

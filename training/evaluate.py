@@ -394,13 +394,17 @@ def _worker_died(death: WorkerDeath) -> list[GameRow]:
     )
 
 
-def _ordered_results(
-    tasks: list[_Task], workers: int, played: Callable[[int], object] = lambda n: None
-) -> Iterator[list[GameRow]]:
+def deal_ordered_results(
+    tasks: Sequence[Any],
+    workers: int,
+    played: Callable[[int], object] = lambda n: None,
+    deal_of: Callable[[Any], int] = lambda game: game.deal,
+) -> Iterator[list[Any]]:
     """The games deal by deal, in deal order, whatever order the workers finish in.
     ``played(n)`` hears of every deal's ``n`` games as soon as they finish, before
     their turn in that order comes (the progress bar: with 2 workers a deal can
-    wait for a slow earlier one, and a bar that moved only in order sat still, then jumped)."""
+    wait for a slow earlier one, and a bar that moved only in order sat still, then jumped).
+    ``deal_of``: a game's deal (a Rummy game is a dict, :mod:`training.rummy_evaluate`)."""
     if workers <= 1:
         for deals in play_in_process(tasks):
             games = [game for deal in deals for game in deal]
@@ -412,7 +416,7 @@ def _ordered_results(
     next_deal = next(order, None)
     for games in play_in_pool(tasks, workers, _worker_died):
         played(len(games))
-        waiting[games[0].deal] = games
+        waiting[deal_of(games[0])] = games
         while next_deal in waiting:
             yield waiting.pop(next_deal)
             next_deal = next(order, None)
@@ -492,7 +496,7 @@ def evaluate(
             disable=not progress,
             file=sys.stderr,
         ) as bar:
-            for chunk in _ordered_results(tasks, workers, bar.update) if tasks else ():
+            for chunk in deal_ordered_results(tasks, workers, bar.update) if tasks else ():
                 for o in chunk:
                     if writer is not None and o.record is not None:
                         writer.write(o.record)
@@ -613,6 +617,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    game = args.game
     try:
         if args.json is not None:  # before any game: a typo must not cost the evaluation
             check_output_file(args.json, "--json")
@@ -629,11 +634,11 @@ def main(argv: list[str] | None = None) -> int:
                 spec.build(0)  # unknown names and bad options fail here, before any worker starts
             except ImportError as exc:
                 raise ValueError(f"agent {spec.name!r} cannot be loaded: {exc}") from exc
-        if game == "rummy":
-            return _main_rummy(args, a, b, rules)
         # `kill` (SIGTERM) stops a background run as Ctrl-C does: the record file is
-        # closed whole (a gzip file gets its end), and --resume continues it
+        # closed whole (a gzip file gets its end), the workers are stopped, and --resume continues it
         with sigterm_as_interrupt():
+            if game == "rummy":
+                return _main_rummy(args, a, b, rules)
             result = evaluate(
                 a,
                 b,
@@ -648,7 +653,12 @@ def main(argv: list[str] | None = None) -> int:
                 resume=args.resume,
             )
     except KeyboardInterrupt:
-        again = "the same command with --resume continues it" if args.record else "no --record file: nothing was kept"
+        if game == "rummy":
+            again = "a Rummy evaluation starts again (no --resume)"
+        elif args.record:
+            again = "the same command with --resume continues it"
+        else:
+            again = "no --record file: nothing was kept"
         print(f"burako-eval: interrupted; {again}", file=sys.stderr)
         return 130
     except AgentFault as fault:

@@ -2,6 +2,8 @@
 
     python -m training.rummy_evaluate --a rummy-heuristic --b random --deals 500 --seed 0 --workers 2
 
+(``burako-eval --game rummy`` with ``--deals N`` for ``--games 2N``: one set of checks and errors.)
+
 Duplicate evaluation (2 players, each for himself): every deal is played
 twice, A in seat 0 then in seat 1, with the deal and agent seeds of
 ``training.evaluate`` (``deal_seed``, ``agent_seed``), so deal and seat luck
@@ -15,12 +17,16 @@ A's: positive when A does better) with a normal interval.
 from __future__ import annotations
 
 import argparse
-import concurrent.futures as cf
-import multiprocessing
+import contextlib
+import io
+import json
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -29,7 +35,7 @@ from agents.rummy_runner import play_rummy_hand
 from burako_env.records import RecordWriter
 from burako_env.rummy.rules import RummyRules, load_rummy_rules
 from training.duplicate import AgentSpec, MatchFigures, agent_seed, deal_chunks, deal_seed, match_figures, scored_row
-from training.files import json_report
+from training.evaluate import deal_ordered_results
 from training.games import LOWER_TOTAL_WINS
 
 
@@ -92,6 +98,24 @@ def _play_pairs(
     return out
 
 
+@dataclass(frozen=True)
+class _RummyTask:
+    """A chunk of deals for one worker of :mod:`training.game_pool` (its faults, signals and dead
+    workers are handled there, as for Burako)."""
+
+    a: AgentSpec
+    b: AgentSpec
+    rules: RummyRules
+    seed: int
+    jobs: tuple[int, ...]
+    record: bool
+    move_time_limit: float | None = None
+
+    def play(self, index: int, status: Any = None) -> list[dict]:
+        """Both games of deal ``jobs[index]``."""
+        return _play_pairs(self.a, self.b, self.rules, self.seed, (self.jobs[index],), self.record)
+
+
 def evaluate_rummy(
     a: str | AgentSpec,
     b: str | AgentSpec,
@@ -115,23 +139,18 @@ def evaluate_rummy(
     chunks = deal_chunks(deals, chunk_size)
     games: list[dict] = []
     writer = RecordWriter(record_path) if record_path else None
+    # the pool of burako-eval: an agent's fault stops every worker at once, a dead worker is a clear
+    # error, and an interruption (Ctrl-C, SIGTERM) leaves no worker behind (a bare ProcessPoolExecutor
+    # played on, left its workers running after a kill, and printed a BrokenProcessPool traceback)
+    tasks = [_RummyTask(a, b, rules, seed, tuple(chunk), writer is not None) for chunk in chunks]
     try:
-        if workers <= 1:
-            results = (_play_pairs(a, b, rules, seed, chunk, writer is not None) for chunk in chunks)
-            pool = None
-        else:
-            pool = cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
-            futures = [pool.submit(_play_pairs, a, b, rules, seed, c, writer is not None) for c in chunks]
-            results = (future.result() for future in futures)
-        for chunk_games in results:
-            for game in chunk_games:
+        for deal_games in deal_ordered_results(tasks, workers, deal_of=lambda game: game["deal"]):
+            for game in deal_games:
                 if writer is not None:
                     writer.write(game.pop("record"))
                 games.append(game)
             if progress:
                 print(f"\r{len(games) // 2}/{deals} deals", end="", file=sys.stderr, flush=True)
-        if pool is not None:
-            pool.shutdown()
     finally:
         if writer is not None:
             writer.close()
@@ -154,9 +173,14 @@ def evaluate_rummy(
 
 
 def main(argv: list[str] | None = None) -> int:
+    """``burako-eval --game rummy`` (one set of checks and errors), with ``--deals N`` for ``--games 2N``
+    and ``--json`` printing the summary as one JSON line instead of the table. It ran its own loop, which
+    offered Burako agents and ended bad input (a negative seed, a missing folder) in tracebacks."""
+    from training.evaluate import main as evaluate_main
+
     parser = argparse.ArgumentParser(description="Rummy duplicate evaluation of agent A against agent B (2 players)")
-    parser.add_argument("--a", default="rummy-heuristic", choices=agent_names())
-    parser.add_argument("--b", default="random", choices=agent_names())
+    parser.add_argument("--a", default="rummy-heuristic", help=f"one of {', '.join(agent_names())} or module:Class")
+    parser.add_argument("--b", default="random")
     parser.add_argument("--deals", type=int, default=500, help="deals; each is played twice (seats swapped)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--rules", default="rummy", help="Rummy preset name or YAML path")
@@ -166,20 +190,18 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.deals < 1:
         parser.error("--deals must be at least 1")
-    summary = evaluate_rummy(args.a, args.b, args.deals, args.seed, args.rules, args.workers, args.record, True)
-    if args.json:
-        print(json_report(asdict(summary), indent=None), end="")
-    else:
-        lo, hi = summary.win_rate_ci
-        dlo, dhi = summary.mean_diff_ci
-        print(
-            f"{summary.a} vs {summary.b} ({summary.rules}, seed {summary.seed}): {summary.deals} deals, "
-            f"{summary.games} games: {summary.wins} won, {summary.draws} tied, {summary.losses} lost; "
-            f"win rate {summary.win_rate:.3f} [{lo:.3f}, {hi:.3f}] (95% Wilson, over deals); "
-            f"B's total minus A's {summary.mean_diff:.1f} [{dlo:.1f}, {dhi:.1f}]; "
-            f"closed {summary.closed}, blocked {summary.blocked}; {summary.seconds:.0f} s"
-        )
-    return 0
+    forwarded = ["--game", "rummy", "--a", args.a, "--b", args.b, "--games", str(2 * args.deals)]
+    forwarded += ["--seed", str(args.seed), "--rules", args.rules, "--workers", str(args.workers)]
+    forwarded += [] if args.record is None else ["--record", args.record]
+    if not args.json:
+        return evaluate_main(forwarded)
+    with tempfile.TemporaryDirectory() as folder:
+        summary = Path(folder) / "summary.json"
+        with contextlib.redirect_stdout(io.StringIO()):  # the table; the JSON line is the output
+            status = evaluate_main([*forwarded, "--json", str(summary), "--no-progress"])
+        if status == 0:
+            print(json.dumps(json.loads(summary.read_text(encoding="utf-8"))))
+    return status
 
 
 if __name__ == "__main__":
