@@ -63,6 +63,10 @@ from burako_env.vector import action_batch
 BatchedPolicy = Callable[[np.ndarray, np.ndarray], Any]
 
 
+#: the spawn key of the opponent's generator when reset gets a list of seeds (:meth:`BurakoGymVectorEnv.reset`)
+OPPONENT_STREAM = 0x0990
+
+
 class BurakoGymVectorEnv(VectorEnv):
     """N one-hand games with one learner seat each (module docstring)."""
 
@@ -146,7 +150,9 @@ class BurakoGymVectorEnv(VectorEnv):
                 raise ValueError(f"reset: seed must be an integer, a sequence of {n} integers or None") from None
             if len(seeds) != n:
                 raise ValueError(f"reset: {len(seeds)} seeds for {n} games")
-            seeds.append(np.random.SeedSequence(seeds))
+            # the opponent's stream is tagged off the deals': numpy strips trailing zero words, so
+            # SeedSequence([5]) or [5, 0] was default_rng(5) itself, game 0's deck shuffle
+            seeds.append(np.random.SeedSequence(list(seeds), spawn_key=(OPPONENT_STREAM,)))
         self._rngs = [np.random.default_rng(s) for s in seeds[:n]]
         self._opponent_rng = np.random.default_rng(seeds[n])
         for i in range(n):

@@ -513,6 +513,22 @@ def test_gym_env_takes_a_0d_array_action_as_sb3s_predict_returns_one() -> None:
     assert mirror.game.current == 1
 
 
+def test_gym_vector_envs_opponent_stream_is_not_a_games_deal_stream(monkeypatch: pytest.MonkeyPatch) -> None:
+    """reset(seed=[5]) (or [5, 0]) gave the random opponent SeedSequence([5]), which is default_rng(5):
+    game 0's deck shuffle, replayed as the opponent's draws."""
+    from burako_env.gym_vector import BurakoGymVectorEnv
+
+    real = np.random.default_rng
+    given: list[Any] = []
+    monkeypatch.setattr(np.random, "default_rng", lambda seed=None: given.append(seed) or real(seed))
+    for seeds in ([5], [5, 0]):
+        envs = BurakoGymVectorEnv(len(seeds))
+        given.clear()
+        envs.reset(seed=seeds)
+        opponent = real(given[len(seeds)]).bit_generator.state  # reset builds the games', then the opponent's
+        assert all(opponent != real(s).bit_generator.state for s in seeds), seeds
+
+
 def test_gym_env_an_opponent_that_cannot_take_its_seat_leaves_nothing_to_step() -> None:
     """An opponent whose reset() raised (a policy of another layout, a flaky plug-in) left the env live
     with the opponent to act: the next step() played the learner's action in the opponent's seat."""
