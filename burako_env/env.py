@@ -276,13 +276,29 @@ class _SeatMask:
 
 def parallel_env(**kwargs: Any) -> Any:
     """The game as a PettingZoo ``ParallelEnv`` through PettingZoo's
-    turn-based conversion (``turn_based_aec_to_parallel``): each ``step``
+    turn-based conversion (``turn_based_aec_to_parallel_wrapper``): each ``step``
     applies the action of the one agent to act (``infos[a]["active_agent"]``
     names it; the other agents' actions are ignored), and every agent
-    observes after each step. Same keyword arguments as :func:`env`."""
-    from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+    observes after each step. Same keyword arguments as :func:`env`.
 
-    return turn_based_aec_to_parallel(env(**kwargs))
+    Two changes to the conversion: the infos it returns are the caller's own
+    (it handed out the AEC env's dicts, which the next step rewrote), and a
+    ``step`` after the game raises as the AEC env does (it returned four empty
+    dicts, not five values)."""
+    from pettingzoo.utils.conversions import turn_based_aec_to_parallel_wrapper
+
+    class TurnBasedParallel(turn_based_aec_to_parallel_wrapper):  # type: ignore[misc]
+        def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict, dict]:
+            observations, infos = super().reset(seed=seed, options=options)
+            return observations, {agent: dict(info) for agent, info in infos.items()}
+
+        def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+            if not self.agents:
+                raise game_over_error("step()")
+            *returned, infos = super().step(actions)
+            return (*returned, {agent: dict(info) for agent, info in infos.items()})  # type: ignore[return-value]
+
+    return TurnBasedParallel(env(**kwargs))
 
 
 def env(**kwargs: Any) -> AECEnv:

@@ -22,6 +22,22 @@ def test_parallel_env_passes_pettingzoo_checks() -> None:
     parallel_seed_test(burako_env.parallel_env, num_cycles=200)
 
 
+def test_parallel_env_infos_stay_as_returned_and_a_step_after_the_game_raises() -> None:
+    """PettingZoo's turn-based conversion handed out the AEC env's own info dicts: the next step rewrote
+    the ``active_agent`` of infos already returned. A step after the game returned four empty dicts."""
+    env = burako_env.parallel_env(max_cycles=40)  # both seats act within 40 decisions (2 to 5 a turn)
+    _, first = env.reset(seed=0)
+    kept = [(first, {a: dict(i) for a, i in first.items()})]
+    while env.agents:
+        actions = {agent: env.action_space(agent).sample() for agent in env.agents}
+        *_, infos = env.step(actions)
+        kept.append((infos, {a: dict(i) for a, i in infos.items()}))
+    assert all(returned == copy for returned, copy in kept)  # none changed after it was returned
+    assert len({info["active_agent"] for infos, _ in kept[1:-1] for info in infos.values()}) == 2
+    with pytest.raises(RuntimeError, match=r"step\(\): the game is over"):
+        env.step({})
+
+
 def test_aec_env_still_passes_api_test() -> None:
     api_test(burako_env.env(num_players=4), num_cycles=200)
 
