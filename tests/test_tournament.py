@@ -558,3 +558,14 @@ def test_a_failed_ray_task_stops_with_a_clear_error_and_a_rerun_resumes(
     rerun = run_tournament(small_config(tmp_path))
     assert rerun.played == 18 - 4 and rerun.complete
     assert_same_files(reference, tmp_path)
+
+
+def test_the_leaderboard_names_the_anchor_only_once_it_is_rated(tmp_path: Path) -> None:
+    """A partial run (--max-games) whose anchor had not played yet said "(rand2 = 0)" while the fit
+    centred the mean (the anchor has no rating yet)."""
+    config = small_config(tmp_path, ratings={"bootstrap": 10, "anchor": "rand2"})
+    run_tournament(config, max_games=2)  # rand against greedy only
+    board = (tmp_path / "leaderboard.md").read_text(encoding="utf-8")
+    assert "(mean = 0: the anchor rand2 is not rated yet)" in board and "(rand2 = 0)" not in board
+    run_tournament(config)
+    assert "(rand2 = 0)" in (tmp_path / "leaderboard.md").read_text(encoding="utf-8")

@@ -122,7 +122,14 @@ def leaderboard_md(
     identical for every back end."""
     words = _GAME_WORDS[config.game]
     done = len(rows)
-    anchor = f"{config.anchor} = 0" if config.anchor else "mean = 0"
+    # the anchor is 0 only once it is rated: before its first game (a partial run) the fit centres the mean
+    rated = {s.name for s in table if math.isfinite(s.elo)}
+    if not config.anchor:
+        anchor = "mean = 0"
+    elif config.anchor in rated:
+        anchor = f"{config.anchor} = 0"
+    else:
+        anchor = f"mean = 0: the anchor {config.anchor} is not rated yet"
     lines = [
         f"# Tournament {config.name}",
         "",
