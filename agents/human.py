@@ -175,6 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not 0 <= args.seat < args.players:
         parser.error(f"--seat must be between 0 and {args.players - 1}")
+    if args.seed < 0:
+        parser.error(f"--seed must be a non-negative integer, got {args.seed}")
     if args.opponent == "human":
         parser.error("--opponent: the opponent is an agent; you are the human")
     try:

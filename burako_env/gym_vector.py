@@ -34,7 +34,9 @@ raw multi-seat API (every seat's decisions, rewards per seat).
   ``score_breakdown``).
 - Everything returned is a fresh array, never an internal buffer.
 - Illegal or out-of-range learner actions raise ``ValueError`` naming the
-  games, and no game moves (an opponent policy's illegal answer likewise).
+  games, and no game moves. An opponent policy's illegal answer comes after
+  the learner's actions were applied: it raises ``ValueError`` and the
+  games stop mid-step, so ``step`` refuses until ``reset``.
 - Seeds: ``reset(seed=s)`` gives game i the generator ``default_rng(s + i)``
   for its deals (the same deals as ``BurakoVectorEnv`` and
   ``GameState.new_game``) and reseeds the random opponent.

@@ -108,14 +108,19 @@ def train(
         "train_seconds": round(seconds, 1),
         "steps_per_second": round(model.num_timesteps / max(seconds, 1e-9), 1),
         "episodes": len(returns),
-        "mean_return_last_100": float(np.mean(tail)) if tail else float("nan"),
+        "mean_return_last_100": float(np.mean(tail)) if tail else None,  # NaN is not JSON
     }
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description="MaskablePPO (sb3-contrib) on burako_env.gym.BurakoGymEnv")
     parser.add_argument("--opponent", default="planner", help="registry name of the training opponent")
-    parser.add_argument("--steps", type=int, default=10_000_000, help="learner steps at most")
+    parser.add_argument(
+        "--steps",
+        type=int,
+        default=10_000_000,
+        help="learner steps (SB3 rounds up to whole rollouts of --n-steps x --n-envs)",
+    )
     parser.add_argument("--minutes", type=float, default=10.0, help="wall-clock training budget")
     parser.add_argument("--n-envs", type=int, default=8, help="games per rollout batch")
     parser.add_argument("--n-steps", type=int, default=128, help="rollout length per game per update")

@@ -21,7 +21,7 @@ key=value`` overrides any key, dotted for nested ones, with list indices:
 ``--set participants.3.options.simulations=20``; values are parsed as YAML;
 ``--set participants.3=null`` drops a participant)::
 
-    name: main                    # a label for the reports
+    name: tournament              # a label for the reports
     game: null                    # burako or rummy (--game on the command line); null: the
                                   # game of the rules (a Rummy preset means rummy), else burako
     rules: null                   # rules preset name, YAML path, or a mapping; null: the

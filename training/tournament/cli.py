@@ -28,7 +28,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="the game (--set game=...); a Rummy preset in the config's rules already means rummy",
     )
-    parser.add_argument("--max-games", type=int, default=None, help="stop after this many new games (resumable)")
+    parser.add_argument(
+        "--max-games",
+        type=int,
+        default=None,
+        help="stop after about this many new games (resumable; the task in play ends first)",
+    )
     parser.add_argument("--fresh", action="store_true", help="delete the run folder's previous games first")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser
