@@ -34,7 +34,9 @@ the compiled core.
   or ``"module:Class"``; ``burako_env/plugins.py``), an agent object
   (``reset``/``act``, the protocol of ``agents/base.py``), a callable
   ``policy(observation_dict) -> action``, or a list with one of these per
-  opponent seat. Agents get the same ``(observation, view)`` a game runner
+  opponent seat, counted from the learner's left: ``opponents[k]`` sits
+  ``k + 1`` seats after the learner, so with 4 players ``opponents[1]`` is
+  always the partner, whatever seat the learner drew. Agents get the same ``(observation, view)`` a game runner
   gives them (``agents.runner``): the view is lazy, so an agent that never
   reads it costs nothing, and one that does pays one conversion of the
   compiled state (~50 us) plus its determinization.
@@ -227,7 +229,8 @@ class BurakoGymEnv(gymnasium.Env):
             self._view_rngs = [np.random.default_rng(self.np_random.integers(2**63)) for _ in range(self.num_players)]
         if self.learner_seat_option == "random":
             self.learner_seat = int(self.np_random.integers(self.num_players))
-        others = [s for s in range(self.num_players) if s != self.learner_seat]
+        # from the learner's left: with absolute seat order the partner's agent changed with the seat drawn
+        others = [(self.learner_seat + k) % self.num_players for k in range(1, self.num_players)]
         self._seat_agents = dict(zip(others, self._opponents, strict=True))
         # a deal the opponents end before the learner's first decision (a small max_turns) has nothing
         # for the learner to do: it is dealt again, as BurakoGymVectorEnv does

@@ -706,3 +706,32 @@ def test_each_vector_env_steps_on_its_own_thread_count(monkeypatch: pytest.Monke
     assert seen == [1, 2, 1] and numba.get_num_threads() == outer
     with pytest.raises(ValueError, match=rf"num_threads {most + 1}: numba has {most} threads"):
         vector.BurakoVectorEnv(2, num_threads=most + 1)
+
+
+def test_gym_env_opponents_are_counted_from_the_learners_left() -> None:
+    """With 4 players and learner_seat="random", opponents[1] played the partner only from seats 0 and 2
+    (the others were matched in absolute seat order): opponents[k] now sits k + 1 seats after the learner."""
+    names = ["left", "partner", "right"]
+    agents = [_named(name) for name in names]
+    env = BurakoGymEnv(opponents=agents, num_players=4, learner_seat="random")
+    seen = set()
+    for seed in range(12):
+        env.reset(seed=seed)
+        learner = env.learner_seat
+        seen.add(learner)
+        sitting = {seat: agent.label for seat, agent in env._seat_agents.items()}
+        assert sitting == {(learner + k + 1) % 4: names[k] for k in range(3)}
+    assert seen == {0, 1, 2, 3}
+
+
+def _named(label: str) -> Any:
+    class Named:
+        def reset(self, seat: int, rules: Any = None, num_players: int = 2) -> None:
+            pass
+
+        def act(self, observation: dict[str, np.ndarray], view: Any = None) -> int:
+            return int(np.flatnonzero(observation["action_mask"])[0])
+
+    agent = Named()
+    agent.label = label  # type: ignore[attr-defined]
+    return agent
