@@ -489,7 +489,10 @@ class raw_env(GameOverLast, AECEnv):
     def render(self) -> str | np.ndarray | None:
         """``ansi``: the table as text; ``human``: printed; ``rgb_array``: a
         picture of the table (every hand face up, a spectator's view) as an
-        (height, width, 3) uint8 array (``burako_env.graphics``)."""
+        (height, width, 3) uint8 array (``burako_env.graphics``). Its width is
+        fixed, its height follows the hands and melds, so frames of one episode
+        differ in height: pad them to the tallest before a video writer that
+        needs one size."""
         if self.render_mode is None:
             return None
         if self.render_mode == "rgb_array":
