@@ -31,7 +31,10 @@ Requires the ``openspiel`` extra (``pip install -e ".[openspiel]"``).
 - Hidden information: :func:`resample_from_infostate` (and the state method
   of the same name) is the engine's ``determinize``: every tile the seat
   cannot see (other hands beyond their known tiles, the stock order, the
-  untaken muertos) is resampled. :func:`ismcts_bot` builds OpenSpiel's
+  untaken muertos) is resampled. The sample is a fresh state holding only
+  what the seat knows: its ``history()`` is empty (the real one starts with
+  the deal's seed, which rebuilds every hidden tile), and the other seats'
+  information states are digests of the sample, not of their true hands. :func:`ismcts_bot` builds OpenSpiel's
   ``ISMCTSBot`` with this resampler wired in (``set_resampler``).
 """
 
@@ -171,9 +174,15 @@ class BurakoState(pyspiel.State):
         return [sides[self.engine.side_of[p]] / 1000.0 for p in range(self.get_game().players)]
 
     def resample_from_infostate(self, player_id: int, probability_sampler: Any = None) -> BurakoState:
-        """A state consistent with what ``player_id`` knows (the engine's
-        ``determinize``); ``probability_sampler`` is ignored (one uniform draw)."""
-        return resample_from_infostate(self, player_id)
+        """A state consistent with what ``player_id`` knows (the engine's ``determinize``). Its
+        generator is seeded from two draws of ``probability_sampler`` (a seeded
+        ``pyspiel.UniformProbabilitySampler`` gives the same samples again); without one, from
+        the module's own generator."""
+        rng = None
+        if probability_sampler is not None:
+            words = [int(float(probability_sampler()) * 2**32) for _ in range(2)]
+            rng = np.random.default_rng(words)
+        return resample_from_infostate(self, player_id, rng)
 
     def __str__(self) -> str:
         if self.engine is None:
@@ -216,13 +225,17 @@ def resample_from_infostate(state: BurakoState, player: int, rng: np.random.Gene
     resampled (``GameState.determinize``)."""
     if state.engine is None:
         return BurakoState(state.get_game())
-    engine = state.engine
-    state.engine = None  # cloned without its engine, which the determinization copies anyway
-    try:
-        sample = state.clone()  # its history, move number and information states are the state's
-    finally:
-        state.engine = engine
-    sample.engine = engine.determinize(player, rng if rng is not None else _RESAMPLE_RNG)
+    game = state.get_game()
+    sample = BurakoState(game)  # a fresh state: the real history names the deal, which rebuilds every hidden tile
+    sample.engine = state.engine.determinize(player, rng if rng is not None else _RESAMPLE_RNG)
+    # the seat's own information state is kept; the others' follow from the sample (the state's would be
+    # digests of their true hands: they differed between worlds the seat cannot tell apart)
+    sample.recall = [
+        state.recall[q]
+        if q == player
+        else hashlib.sha1(f"sample|{state.recall[player]}|{q}|".encode() + sample.engine.hands[q].tobytes()).hexdigest()
+        for q in range(game.players)
+    ]
     return sample
 
 
