@@ -282,6 +282,13 @@ def _validate(rules: Rules) -> None:
     if missing:
         _fail("hand_size", f"no hand size for player count(s) {missing}")
     _check_int("muerto_size", rules.muerto_size, 1)
+    if rules.muerto_size < 2:  # E2: found in review, 2026-12-06
+        _fail(
+            "muerto_size",
+            "must be at least 2: melding the whole hand takes the muerto (B20), and whether one face-down "
+            "tile could then close the hand (B23) would decide that play's legality from a tile the player "
+            "cannot see (E2)",
+        )
     for name in (
         "sets_allowed",
         "set_colours_distinct",

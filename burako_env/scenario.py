@@ -333,6 +333,11 @@ def build_state(
         if taken_list[s]:
             raise ValueError(f"muertos: side {s} has taken its muerto (muerto_taken), so it has no muerto tiles")
         muerto_kinds[s] = tiles(spec)
+        if len(muerto_kinds[s]) < 2:  # as muerto_size (rules.py): one tile would make a play's legality hidden (E2)
+            raise ValueError(
+                f"muertos: side {s}'s muerto holds {len(muerto_kinds[s])} tile(s); an untaken muerto holds at "
+                "least 2 (with one, whether melding the whole hand may take it would depend on that hidden tile)"
+            )
     for s, side in enumerate(side_melds):
         if len(side) > MAX_MELD_SLOTS:
             raise ValueError(f"melds: side {s} has {len(side)} melds, more than the {MAX_MELD_SLOTS} slots")

@@ -2,8 +2,9 @@
 validates keeps the player to act with at least one legal action, on both
 engines, through ``env()`` and the batched API, with 2, 3 and 4 players.
 
-The extremes: the smallest hand and muerto (1 tile each; a one-tile muerto
-taken by melding leaves a tile that may not be discarded, B20/B23), the
+The extremes: the smallest hand (1 tile) and muerto (2 tiles: a one-tile muerto
+is refused, E2, since taking it by melding would leave a tile that may not be
+discarded, B20/B23, and its legality would depend on the face-down tile), the
 largest hand and the largest muerto the tile set can deal (V5), and the
 smallest and largest match targets (B28), each on ``burako`` and on the V3
 table (``burako_casual``), and on the cards table (V2, clean canasta to close).
@@ -17,7 +18,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import Engine, discard, legal, meld_of, play
+from conftest import Engine, legal, meld_of, play
 
 import burako_env
 from burako_env import actions as A
@@ -29,12 +30,12 @@ from burako_env.vector import BurakoVectorEnv, sample_legal_actions
 
 
 def largest(rules: Rules, num_players: int, what: str) -> int:
-    """The largest hand (muerto of 1) or muerto (hands of 1) that can be dealt (V5)."""
+    """The largest hand (muertos of 2) or muerto (hands of 1) that can be dealt (V5)."""
     total = int(rules.full_counts().sum())
     sides = rules.num_sides(num_players)
     stock = 2 if rules.mano_privilege else 1
     if what == "hand":
-        return (total - sides - stock) // num_players
+        return (total - 2 * sides - stock) // num_players
     return (total - num_players - stock) // sides
 
 
@@ -46,12 +47,12 @@ def extreme_tables() -> list[tuple[str, int, dict[str, Any]]]:
         for n in base.players:
             one = {"players": [n], "hand_size": {n: 1}}
             out += [
-                (preset, n, {"muerto_size": 1}),
-                (preset, n, {**one, "muerto_size": 1}),
-                (preset, n, {"players": [n], "hand_size": {n: largest(base, n, "hand")}, "muerto_size": 1}),
+                (preset, n, {"muerto_size": 2}),
+                (preset, n, {**one, "muerto_size": 2}),
+                (preset, n, {"players": [n], "hand_size": {n: largest(base, n, "hand")}, "muerto_size": 2}),
                 (preset, n, {**one, "muerto_size": largest(base, n, "muerto")}),
-                (preset, n, {"muerto_size": 1, "target": 1}),
-                (preset, n, {**one, "muerto_size": 1, "target": 1000 * MAX_HAND_SCORE}),
+                (preset, n, {"muerto_size": 2, "target": 1}),
+                (preset, n, {**one, "muerto_size": 2, "target": 1000 * MAX_HAND_SCORE}),
             ]
     return out
 
@@ -113,41 +114,39 @@ def test_e3_extreme_rules_never_stuck_on_both_engines_slow() -> None:
     assert stats["steps"] >= 100_000, stats
 
 
-ISSUE_ACTIONS = [2, 57, 1, 27, 1, 27, 0, 35, 1, 35, 0, 57, 1, 33, 1, 32, 1, 23, 1, 44, 0, 57, 1, 1599]
+def test_e2_b20_b23_a_one_tile_muerto_is_refused() -> None:
+    """E2/B20/B23: with a one-tile muerto, melding the whole hand takes it and leaves that one tile,
+    which may not be discarded without a canasta; so whether the meld was legal depended on the
+    face-down tile (it could complete a canasta or not), and the action mask showed it."""
+    from burako_env.rules import RulesError
+
+    with pytest.raises(RulesError, match=r"muerto_size.*at least 2.*cannot see \(E2\)"):
+        load_rules("burako", {"muerto_size": 1})
+    with pytest.raises(RulesError, match="muerto_size"):
+        burako_env.env(rule_overrides={"muerto_size": 1})
+    from burako_env.scenario import build_state
+
+    with pytest.raises(ValueError, match=r"muertos: side 0's muerto holds 1 tile\(s\); an untaken muerto holds"):
+        build_state(hands={0: "R3 R4 R5"}, muertos={0: "K1"})  # a scenario could still deal one
 
 
-def test_e3_b20_b23_one_tile_muerto_issue_repro(engine: Engine) -> None:
-    """E3/B20/B23, the issue's reproduction (muerto_size 1, hands of 1, 4
-    players): seat 0 holds B2 B13 Y13; melding all three would take the
-    one-tile muerto (B20) and leave a tile that may neither be discarded
-    (B23: no canasta) nor melded. That meld is not legal; the discards are."""
-    rules = load_rules("burako", {"hand_size": {2: 1, 4: 1}, "muerto_size": 1})
-    game = engine.new_game(np.random.default_rng(1), rules, 4)
-    play(game, *ISSUE_ACTIONS[:-1])
-    legal = game.legal_actions()
-    assert ISSUE_ACTIONS[-1] not in legal
-    assert hand_of(game, 0) == "B2 B13 Y13"
-    assert legal == [discard("B2"), discard("B13"), discard("Y13")]
-
-
-def test_e3_b20_b22_one_tile_muerto_meld_legal_only_with_a_canasta(engine: Engine) -> None:
-    """B20/B22/B23/E3 with muerto_size 1: melding a whole 3-tile hand takes the
-    one-tile muerto (K1); without a canasta that tile could never leave the
-    hand, so the meld is illegal; with a canasta the meld is legal and the
-    muerto tile closes the hand by discard."""
-    rules = load_rules("burako", {"muerto_size": 1})
+def test_e2_e3_b20_a_two_tile_muerto_taken_by_melding_depends_on_no_hidden_tile(engine: Engine) -> None:
+    """E2/E3/B20 with muerto_size 2: melding a whole 3-tile hand takes the muerto whatever its tiles
+    and whether or not the side has a canasta (public facts only): a tile can always be discarded
+    after it, keeping the other (B23). The mask is the same for every muerto."""
+    rules = load_rules("burako", {"muerto_size": 2})
     meld = meld_of(run("red", 3, 5))
-    for canasta, expected in ((False, False), (True, True)):
-        game = engine.build(
-            2, rules, hands={0: "R3 R4 R5"}, melds={0: [run("black", 5, 11)] if canasta else []}, muertos={0: "K1"}
-        )
-        assert (meld in legal(game)) is expected
-        assert discard("R3") in legal(game)
-        if expected:
+    masks = []
+    for muerto in ("K9 K10", "Y13 B1", "K1 ★"):
+        for canasta in (False, True):
+            table = {0: [run("black", 3, 8), *([run("blue", 5, 11)] if canasta else [])]}
+            game = engine.build(2, rules, hands={0: "R3 R4 R5"}, melds=table, muertos={0: muerto})
+            assert meld in legal(game)
+            masks.append((canasta, tuple(legal(game))))
             play(game, meld)
-            assert game.legal_actions() == [discard("K1")]
-            play(game, discard("K1"))
-            assert game.hand_over and game.end_reason == "closed"
+            assert len(hand_of(game, 0).split()) == 2  # the muerto's two tiles
+            assert game.legal_actions(), "E3"
+    assert len({m for c, m in masks if c}) == 1 and len({m for c, m in masks if not c}) == 1
 
 
 @pytest.mark.parametrize("num_players", [2, 4])
@@ -155,7 +154,7 @@ def test_e3_vector_env_one_tile_muerto_never_an_empty_mask_row(num_players: int)
     """E3 through the batched API (the issue: an all-zero mask row within 64
     steps): 64 games with muerto_size 1 (and 64 with hands of 1 too), 1,500
     random steps each, never an empty row."""
-    for overrides in ({"muerto_size": 1}, {"muerto_size": 1, "hand_size": {2: 1, 4: 1}}):
+    for overrides in ({"muerto_size": 2}, {"muerto_size": 2, "hand_size": {2: 1, 4: 1}}):
         env = BurakoVectorEnv(64, num_players=num_players, rule_overrides=overrides, num_threads=1)
         _, masks, _ = env.reset(seed=5)
         rng = np.random.default_rng(5)
@@ -174,7 +173,7 @@ def test_e3_aec_env_one_tile_muerto_never_an_empty_mask(engine: str, num_players
     play on each engine, the acting agent always has an action."""
     env = burako_env.env(
         num_players=num_players,
-        rule_overrides={"hand_size": {2: 1, 4: 1}, "muerto_size": 1},
+        rule_overrides={"hand_size": {2: 1, 4: 1}, "muerto_size": 2},
         engine=engine,
         match=True,
     )
