@@ -16,11 +16,12 @@ its muerto, hand and stock sizes before each move).
 |--------------------------------|--------------------------------------------------------------|
 | game                           | index of the record in the input                             |
 | rules, num_players, deal_seed  | the table                                                    |
+| mano, mano_side                | the seat that moved first (the mano, B5) and its side        |
 | agent_<seat>, side_<seat>      | who played each seat, and its side                           |
 | end_reason                     | closed, stock_exhausted, void, truncated                     |
 | void, truncated, closed        | booleans of end_reason                                       |
 | closer_side                    | side that closed (-1 if nobody)                              |
-| turns, actions                 | length of the hand                                           |
+| turns, actions                 | turns completed (the closing turn is not counted) and moves  |
 | winner                         | winning side, -1 for none (tie, void, truncated)             |
 | winner_agent                   | the winning side's agent name(s) joined by "+", "" for none  |
 | s<side>_<melded, canasta_bonus,| the score breakdown per side (NaN when the hand has no score)|
@@ -36,8 +37,9 @@ columns in ``games_frame`` (a frame of both games has the union, NaN where a
 column is the other game's): game, game_type ("rummy"), rules, num_players,
 deal_seed, starter, agent_<seat>, end_reason (closed, blocked), closed,
 blocked, closer (the seat that closed, -1 if the hand was blocked), turns,
-actions, winner (the winning seat: the closer, or the lowest total of a
-blocked hand; -1 for a tie), winner_agent, total_<seat> (the hand total,
+actions, winner (the seat with the lowest hand total, R10; -1 for a tie,
+R11f: a player who also emptied his hand ties the closer at 0), winner_agent
+("" for a tie), total_<seat> (the hand total,
 R10: 0 for the closer, lower is better), first_play_turn_<seat> (turn of the
 seat's first play, R5; NaN: never), table_tiles (tiles on the table at the
 end), meta_<key>. Burako rows have game_type "burako"; their winner is a side.
@@ -65,7 +67,7 @@ import pandas as pd
 
 from burako_env import actions as A
 from burako_env.melds import PATTERNS, describe_meld
-from burako_env.records import SCORE_KEYS, ReplayStep, game_of, read_records, replay_steps
+from burako_env.records import SCORE_KEYS, RecordError, ReplayStep, game_of, read_records, replay_steps
 from burako_env.scenario import tile_text
 from burako_env.stats import rate_ci
 from burako_env.tiles import tile_name
@@ -76,11 +78,18 @@ Records = str | Path | Iterable[Mapping[str, Any]]
 def _records(source: Records) -> list[Mapping[str, Any]]:
     if isinstance(source, (str, Path)):
         return list(read_records(source))
+    if isinstance(source, Mapping):  # one record (a play_game result's .record): its keys were taken as records
+        return [source]
     return list(source)
 
 
-def _replayed(record: Mapping[str, Any]) -> list[ReplayStep]:
-    return list(replay_steps(record))
+def _replayed(record: Mapping[str, Any], game: int) -> list[ReplayStep]:
+    """The record's states, move by move; a record that does not replay is named by its place
+    (``game`` + 1: its line in a file), which the replay alone does not know."""
+    try:
+        return list(replay_steps(record))
+    except RecordError as exc:
+        raise exc.at_line(game + 1) from None
 
 
 def games_frame(source: Records) -> pd.DataFrame:
@@ -90,7 +99,7 @@ def games_frame(source: Records) -> pd.DataFrame:
         if game_of(record) == "rummy":
             rows.append(_rummy_game_row(game, record))
             continue
-        steps = _replayed(record)
+        steps = _replayed(record, game)
         final = steps[-1].state
         n = record["num_players"]
         sides = final.num_sides
@@ -100,6 +109,8 @@ def games_frame(source: Records) -> pd.DataFrame:
             "rules": record["rules"]["name"],
             "num_players": n,
             "deal_seed": record["deal_seed"],
+            "mano": record["mano"],
+            "mano_side": record["sides"][record["mano"]],
         }
         for seat in range(n):
             row[f"agent_{seat}"] = record["agents"][seat]
@@ -139,7 +150,7 @@ def games_frame(source: Records) -> pd.DataFrame:
 
 def _rummy_game_row(game: int, record: Mapping[str, Any]) -> dict[str, Any]:
     """One Rummy record's row of :func:`games_frame` (columns in the module docstring)."""
-    steps = _replayed(record)
+    steps = _replayed(record, game)
     final = steps[-1].state
     n = record["num_players"]
     row: dict[str, Any] = {
@@ -154,7 +165,10 @@ def _rummy_game_row(game: int, record: Mapping[str, Any]) -> dict[str, Any]:
         row[f"agent_{seat}"] = record["agents"][seat]
     reason = record["end_reason"]
     closer = record["result"]["closer"]
-    winners = record["result"]["winners"]
+    # R10, R11f: the lowest hand total wins and a tie is a draw, as the duplicate tools score it; the
+    # record's result names the closer alone even when another player also ended with 0
+    totals = record["hand_scores"]
+    winners = [s for s, t in enumerate(totals) if t == min(totals)]
     row.update(
         end_reason=reason,
         closed=reason == "closed",
@@ -163,7 +177,7 @@ def _rummy_game_row(game: int, record: Mapping[str, Any]) -> dict[str, Any]:
         turns=record["turns"],
         actions=len(record["actions"]),
         winner=winners[0] if len(winners) == 1 else -1,
-        winner_agent="+".join(sorted({record["agents"][s] for s in winners})),
+        winner_agent=record["agents"][winners[0]] if len(winners) == 1 else "",
     )
     first_play_turn = [math.nan] * n
     for before, after in itertools.pairwise(steps):
@@ -197,7 +211,7 @@ def decisions_frame(source: Records) -> pd.DataFrame:
         if game_of(record) == "rummy":
             rows.extend(_rummy_decision_rows(game, record))
             continue
-        steps = _replayed(record)
+        steps = _replayed(record, game)
         cards = steps[0].state.rules.cards
         for before, after in itertools.pairwise(steps):
             state = before.state
@@ -240,7 +254,7 @@ def _rummy_decision_rows(game: int, record: Mapping[str, Any]) -> list[dict[str,
     from burako_env.rummy import actions as RA
 
     rows = []
-    for before, after in itertools.pairwise(_replayed(record)):
+    for before, after in itertools.pairwise(_replayed(record, game)):
         state = before.state
         seat = after.seat
         assert seat is not None and after.action is not None
@@ -302,7 +316,11 @@ def tensorboard_scalars(run_dir: str | Path, tags: Iterable[str] | None = None) 
         raise FileNotFoundError(f"{run_dir} holds no TensorBoard event file")
     events = EventAccumulator(str(run_dir), size_guidance={"scalars": 0})
     events.Reload()
-    wanted = events.Tags()["scalars"] if tags is None else list(tags)
+    known = events.Tags()["scalars"]
+    wanted = known if tags is None else [tags] if isinstance(tags, str) else list(tags)  # one tag, or its letters
+    unknown = [tag for tag in wanted if tag not in known]
+    if unknown:
+        raise KeyError(f"{run_dir} has no scalar {unknown}; its scalars: {sorted(known)}")
     rows = [
         {"tag": tag, "step": e.step, "value": e.value, "wall_time": e.wall_time}
         for tag in wanted

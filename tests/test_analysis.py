@@ -136,6 +136,47 @@ def test_tensorboard_scalars_reads_back_what_was_written(tmp_path: Path) -> None
     assert frame[frame["tag"] == "eval/y"]["value"].tolist() == [0.75]
     with pytest.raises(FileNotFoundError, match="no TensorBoard event file"):
         analysis.tensorboard_scalars(tmp_path / "nothing")
+    # one tag as a string was read letter by letter ("Key c was not found in Reservoir")
+    assert analysis.tensorboard_scalars(tmp_path, tags="eval/y")["value"].tolist() == [0.75]
+    with pytest.raises(KeyError, match=r"has no scalar \['eval/z'\]; its scalars: \['charts/x', 'eval/y'\]"):
+        analysis.tensorboard_scalars(tmp_path, tags=["eval/z"])
+
+
+def test_games_frame_names_the_mano_takes_one_record_and_names_a_record_that_does_not_replay(
+    records: list[dict],
+) -> None:
+    """Notebook 02 split win rates by seat as if seat 0 moved first: the mano is drawn for each deal and
+    the frame did not carry it. One record (a play_game result's .record) was read key by key (an
+    AttributeError), and a record that does not replay raised an error naming no record."""
+    games = analysis.games_frame(records)
+    moves = analysis.decisions_frame(records)
+    first = moves[moves["index"] == 0].set_index("game")["seat"]
+    assert (games["mano"] == first.reindex(games["game"]).to_numpy()).all()
+    assert (games["mano_side"] == [r["sides"][r["mano"]] for r in records]).all()
+    single = analysis.games_frame(records[1])
+    assert len(single) == 1 and single.iloc[0]["deal_seed"] == records[1]["deal_seed"]
+    assert single.iloc[0]["winner"] == games.iloc[1]["winner"] and single.iloc[0]["mano"] == games.iloc[1]["mano"]
+    broken = [records[0], {**records[1], "actions": records[1]["actions"][::-1]}]
+    with pytest.raises(RecordError, match=r"line 2"):
+        analysis.games_frame(broken)
+
+
+def test_rummy_games_frame_scores_a_tie_at_zero_as_a_draw(tmp_path: Path) -> None:
+    """R10, R11f: the lowest hand total wins and a tie is a draw (burako-eval and the tournament count it
+    0.5). games_frame named the closer alone, also when the other player had emptied his hand too; deal
+    15 of seed 0 between two random players is such a hand."""
+    from training.rummy_evaluate import evaluate_rummy
+
+    path = tmp_path / "rummy.jsonl"
+    evaluate_rummy("random", "random", 16, seed=0, record_path=str(path))
+    games = analysis.games_frame(path)
+    low = games[["total_0", "total_1"]].min(axis=1)
+    by_totals = np.where(
+        games["total_0"].eq(low) & games["total_1"].eq(low), -1, np.where(games["total_0"].eq(low), 0, 1)
+    )
+    assert (games["winner"].to_numpy() == by_totals).all()
+    tied = games[games["winner"] == -1]
+    assert len(tied) >= 1 and (tied["closer"] >= 0).all() and (tied["winner_agent"] == "").all()
 
 
 def test_rate_with_ci() -> None:
@@ -180,3 +221,19 @@ def test_replay_steps_through_every_position(records: list[dict]) -> None:
     html = replay.html(range(5))
     assert html.count('class="frame"') == 5 and html.count("<svg") == 5
     assert replay.frame(len(replay) - 1).shape[2] == 3
+
+
+def test_a_learning_curve_is_drawn_in_step_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows given out of order (a caller's own list) drew a line that went back and forth."""
+    from matplotlib.figure import Figure
+
+    from training.curves import plot_learning_curve
+
+    drawn: list[Figure] = []
+    real = Figure.savefig
+    monkeypatch.setattr(Figure, "savefig", lambda fig, *a, **k: drawn.append(fig) or real(fig, *a, **k))
+    point = {"win_rate": 0.5, "low": 0.4, "high": 0.6}
+    history = [{"step": s, "update": s, "planner": point} for s in (300, 100, 200)]
+    plot_learning_curve(history, tmp_path / "curve.png")
+    (line,) = [line for line in drawn[0].axes[0].get_lines() if len(line.get_xdata()) == 3]
+    assert list(line.get_xdata()) == [100, 200, 300]

@@ -56,6 +56,8 @@ def test_fractional_outcomes_use_the_effective_sample_size() -> None:
 def test_rate_ci_bad_input() -> None:
     with pytest.raises(ValueError, match=r"must lie in \[0, 1\]"):
         rate_ci([0.5, 1.5])
+    with pytest.raises(ValueError, match="got 1 NaN or inf"):  # it returned (nan, (0.0, 1.0))
+        rate_ci([1.0, 0.0, math.nan])
     assert math.isnan(rate_ci([])[0])
     assert math.isnan(rate_ci([1.0])[1][0])
 

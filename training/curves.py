@@ -20,7 +20,10 @@ def plot_learning_curve(history: Sequence[dict[str, Any]], path: str | Path, tit
     ax = fig.subplots()
     opponents = list(dict.fromkeys(k for row in history for k, v in row.items() if isinstance(v, dict)))
     for name in opponents:
-        points = [(row["step"], row[name]) for row in history if isinstance(row.get(name), dict)]
+        # by step: rows out of order (a caller's own list) drew a line that went back and forth
+        points = sorted(
+            ((row["step"], row[name]) for row in history if isinstance(row.get(name), dict)), key=lambda p: p[0]
+        )
         xs = [x for x, _ in points]
         ax.plot(xs, [r["win_rate"] for _, r in points], marker="o", label=f"vs {name}")
         ax.fill_between(xs, [r["low"] for _, r in points], [r["high"] for _, r in points], alpha=0.2)
