@@ -69,7 +69,8 @@ def rate_ci(values: Sequence[float], games: int | None = None) -> tuple[float, t
         raise ValueError(f"rate_ci: {n} values cannot stand for fewer games ({games})")
     arr = np.asarray(values, dtype=np.float64)
     if not np.isfinite(arr).all():  # NaN passed the range check and came back as the interval [0, 1]
-        raise ValueError(f"rate_ci: outcomes must be numbers in [0, 1], got {int((~np.isfinite(arr)).sum())} NaN or inf")
+        bad = int((~np.isfinite(arr)).sum())
+        raise ValueError(f"rate_ci: outcomes must be numbers in [0, 1], got {bad} NaN or inf")
     if arr.min() < 0.0 or arr.max() > 1.0:
         raise ValueError(f"rate_ci: outcomes must lie in [0, 1], got values in [{arr.min()}, {arr.max()}]")
     rate = float(arr.mean())
