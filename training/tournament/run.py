@@ -7,6 +7,7 @@ import csv
 import math
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,6 +65,33 @@ class TournamentResult:
     seconds: float
     complete: bool
     game_seconds: dict[tuple[str, str, int, int], float] = field(default_factory=dict, repr=False)
+
+
+def write_reports(
+    config: TournamentConfig, out: Path, rows: list[GameRow], pairings: Sequence[Any], total_games: int
+) -> tuple[list[Any], list[Any]]:
+    """The run folder's reports from its games (``results.csv``, the leaderboard, the crosstable and
+    the ratings plot): after every run, and alone to refresh a folder's reports when the statistics
+    change. The standings and the crosstable's pairs."""
+    names = [p.name for p in config.participants]
+    bt = bradley_terry_ratings(
+        rows, names, bootstrap=config.bootstrap, seed=config.seed, prior_draws=config.prior_draws, anchor=config.anchor
+    )
+    skill = openskill_ratings(rows, names)
+    table = standings(rows, config.participants, bt, skill)
+    seeds = {(p.a.name, p.b.name): p.seed for p in pairings}
+    pairs = []
+    for p in pairings:
+        for row_name, col_name in ((p.a.name, p.b.name), (p.b.name, p.a.name)):
+            s = pair_stats(rows, row_name, col_name)
+            s.pairing_seed = seeds[(p.a.name, p.b.name)]
+            pairs.append(s)
+    write_text_atomic(out / "results.csv", results_csv(rows))
+    write_text_atomic(out / "leaderboard.csv", leaderboard_csv(table))
+    write_text_atomic(out / "crosstable.csv", crosstable_csv(pairs))
+    write_text_atomic(out / "leaderboard.md", leaderboard_md(config, table, pairs, rows, total_games))
+    plot_ratings(table, out / "ratings.png", f"{config.name}: {rules_label(config)}, {config.players}p")
+    return table, pairs
 
 
 def _chunk_size(config: TournamentConfig, pending: int) -> int:
@@ -209,24 +237,7 @@ def _run_locked(
         (row_from_entry(e, pairing_of[entry_key(e)[:2]]) for e in entries),
         key=lambda r: (r.pairing, r.deal, r.seating),
     )
-    names = [p.name for p in config.participants]
-    bt = bradley_terry_ratings(
-        rows, names, bootstrap=config.bootstrap, seed=config.seed, prior_draws=config.prior_draws, anchor=config.anchor
-    )
-    skill = openskill_ratings(rows, names)
-    table = standings(rows, config.participants, bt, skill)
-    seeds = {(p.a.name, p.b.name): p.seed for p in pairings}
-    pairs = []
-    for p in pairings:
-        for row_name, col_name in ((p.a.name, p.b.name), (p.b.name, p.a.name)):
-            s = pair_stats(rows, row_name, col_name)
-            s.pairing_seed = seeds[(p.a.name, p.b.name)]
-            pairs.append(s)
-    write_text_atomic(out / "results.csv", results_csv(rows))
-    write_text_atomic(out / "leaderboard.csv", leaderboard_csv(table))
-    write_text_atomic(out / "crosstable.csv", crosstable_csv(pairs))
-    write_text_atomic(out / "leaderboard.md", leaderboard_md(config, table, pairs, rows, len(jobs)))
-    plot_ratings(table, out / "ratings.png", f"{config.name}: {rules_label(config)}, {config.players}p")
+    table, pairs = write_reports(config, out, rows, pairings, len(jobs))
     return TournamentResult(
         config=config,
         out=out,
