@@ -782,7 +782,19 @@ class GameState:
             if q != player:
                 counts += self.hands[q]
                 counts -= self.known[q]
+        shown = self._shown_pending(player)
+        if shown >= 0:
+            counts[shown] -= 1
         return counts
+
+    def _shown_pending(self, player: int) -> int:
+        """The kind of the tile another seat is placing (CHOOSE_END): every seat sees it, so it is in
+        that hand in every determinization for ``player`` (a sample without it played CHOOSE into a
+        count of -1). -1 when there is none, or when a copy of it is already known there."""
+        if self.phase != Phase.CHOOSE_END or self.pending is None or player == self.current:
+            return -1
+        kind = self.pending[1]
+        return -1 if self.known[self.current, kind] > 0 else kind
 
     def determinize(self, player: int, rng: np.random.Generator) -> GameState:
         """A copy where everything ``player`` cannot see is resampled: other
@@ -792,12 +804,17 @@ class GameState:
         shuffled = rng.permutation(np.repeat(_KIND_IDS, self.unseen_counts(player)))
         pool = shuffled.tolist()
         pos = 0
+        shown = self._shown_pending(player)
         for q in range(self.num_players):
             if q == player:
                 continue
             hidden = self.hand_size[q] - int(self.known[q].sum())
+            if shown >= 0 and q == self.current:
+                hidden -= 1
             dealt = np.bincount(shuffled[pos : pos + hidden], minlength=NUM_KINDS)
             new.hands[q] = self.known[q] + dealt
+            if shown >= 0 and q == self.current:
+                new.hands[q, shown] += 1
             if self.phase == Phase.PRIVILEGE and q == self.current and hidden > 0:
                 new.privilege_tile = pool[pos + hidden - 1]
             pos += hidden

@@ -1700,11 +1700,27 @@ def unseen_counts(st, player, T, counts):
             continue
         for k in range(NK):
             counts[k] += st[HANDS + q * NK + k] - st[KNOWN + q * NK + k]
+    shown = _shown_pending(st, player)
+    if shown >= 0:
+        counts[shown] -= 1
     for i in range(st[STOCK_LEN]):
         counts[st[STOCK + i]] += 1
     for s in range(rv[RV_SIDES]):
         for i in range(st[MUERTO_LEN + s]):
             counts[st[MUERTOS + s * MUERTO_CAP + i]] += 1
+
+
+@_jit
+def _shown_pending(st, player):
+    """engine.GameState._shown_pending: the kind another seat is placing (CHOOSE_END), which every
+    seat sees in that hand, unless a copy of it is known there already; -1 when none."""
+    current = st[CURRENT]
+    if st[PHASE] != P_CHOOSE_END or player == current:
+        return -1
+    kind = st[PEND_KIND]
+    if kind < 0 or st[KNOWN + current * NK + kind] > 0:
+        return -1
+    return kind
 
 
 @_jit
@@ -1716,6 +1732,7 @@ def determinize_into(st, player, pool, T):
     (bottom first, so the top is the pool's last tile)."""
     rv = T[T_RULE_VALUES]
     pos = 0
+    shown = _shown_pending(st, player)
     for q in range(rv[RV_PLAYERS]):
         if q == player:
             continue
@@ -1725,6 +1742,9 @@ def determinize_into(st, player, pool, T):
         for k in range(NK):
             st[hb + k] = st[kb + k]
             hidden -= st[kb + k]
+        if shown >= 0 and q == st[CURRENT]:
+            st[hb + shown] += 1
+            hidden -= 1
         for i in range(hidden):
             st[hb + pool[pos + i]] += 1
         if st[PHASE] == P_PRIVILEGE and q == st[CURRENT] and hidden > 0:

@@ -987,3 +987,36 @@ def test_e1_e3_e5_every_preset_and_player_count(preset: str, num_players: int) -
 def test_e1_e3_e5_every_preset_and_player_count_slow(preset: str, num_players: int) -> None:
     """The same on 300 hands each."""
     run_preset_properties(preset, num_players, hands=300, oracle_every=10, seed0=910_000)
+
+
+def test_e2_a_determinization_for_another_seat_keeps_the_tile_being_placed() -> None:
+    """E2: at CHOOSE_END the tile being placed (pending_tile, in every seat's observation) is still in
+    the mover's hand, but a determinization for another seat dealt the mover a fresh hand without it:
+    playing CHOOSE in the sample left a count of -1. Both engines now keep it, and still agree."""
+    from burako_env.fast import FastGame
+
+    rng = np.random.default_rng(7)
+    checked = 0
+    for g in range(60):
+        state = GameState.new_game(np.random.default_rng(g), "burako", 2)
+        while not state.hand_over and checked < 40:
+            if state.phase == Phase.CHOOSE_END:
+                _, kind, _ = state.pending
+                mover, other = state.current, 1 - state.current
+                fast = FastGame.from_game_state(state)
+                for draw in range(5):
+                    seed = 1000 * g + draw
+                    sample = state.determinize(other, np.random.default_rng(seed))
+                    assert sample.hands[mover, kind] >= 1 and sample.hand_size[mover] == state.hand_size[mover]
+                    assert (sample.hands >= 0).all()
+                    assert fast.determinize(other, np.random.default_rng(seed)).to_dict() == sample.to_dict()
+                    sample._mask = None
+                    sample.apply(A.CHOOSE_BASE)
+                    assert (sample.hands >= 0).all()
+                checked += 1
+            legal = state.legal_actions()
+            plays = [a for a in legal if a >= A.MELD_BASE]
+            state.apply(int(rng.choice(plays)) if plays and rng.random() < 0.9 else int(rng.choice(legal)))
+        if checked >= 40:
+            break
+    assert checked >= 40
