@@ -24,7 +24,8 @@ names another preset):
 - ``fast_obs``: ``engine_obs`` on the compiled core (``fast.FastGame``:
   ``legal_mask``, ``encode(current)``, ``apply``).
 - ``vector``: the batched API, ``BurakoVectorEnv(--batch)`` on ``--threads``
-  threads (default: every core), stepped with ``sample_legal_actions`` (one
+  threads (default: the env's own choice, one thread or every core, timed by its
+  ThreadTuner; the RESULT's ``threads`` says which), stepped with ``sample_legal_actions`` (one
   uniform legal action per game) until ``--games`` hands have ended; the
   observation and mask of every game are produced at every step. Hands are
   dealt from seeds S+i and again from the same generators on auto-reset.
@@ -103,12 +104,13 @@ def report(bench: str, args: argparse.Namespace, timer: Timer, games: int, agent
     }
     res.update(extra)
     print(f"== {bench} {args.tag}".rstrip())
-    print(f"games              {games}")
-    print(f"agent steps        {agent_steps}")
     print(f"wall seconds       {timer.wall:.3f}  (cpu {timer.cpu:.3f})")
-    print(f"steps/s            {agent_steps / timer.wall:,.0f}")
-    print(f"games/s            {games / timer.wall:,.2f}")
-    print(f"mean steps/game    {agent_steps / games:.2f}")
+    if agent_steps:  # a mode that plays games (clone mode times copies: its extra lines say what)
+        print(f"games              {games}")
+        print(f"agent steps        {agent_steps}")
+        print(f"steps/s            {agent_steps / timer.wall:,.0f}")
+        print(f"games/s            {games / timer.wall:,.2f}")
+        print(f"mean steps/game    {agent_steps / games:.2f}")
     for k, v in extra.items():
         print(f"{k:<18} {v}")
     print("RESULT " + json.dumps(res, sort_keys=True))
@@ -302,7 +304,7 @@ def main() -> None:
     p.add_argument("--mode", choices=MODES, default="aec", help="what to drive (default: %(default)s)")
     p.add_argument("--players", type=int, choices=(2, 4), default=2, help="number of players (default: %(default)s)")
     p.add_argument("--batch", type=int, default=256, help="vector mode: games per batch (default: %(default)s)")
-    p.add_argument("--threads", type=int, default=None, help="vector mode: numba threads (default: every core)")
+    p.add_argument("--threads", type=int, default=None, help="vector mode: numba threads (default: the tuner picks)")
     p.add_argument("--rules", default="burako", help="rules preset (default: %(default)s)")
     args = p.parse_args()
 

@@ -28,6 +28,7 @@ import os
 import platform
 import statistics
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -120,6 +121,7 @@ def main(argv: list[str] | None = None) -> None:
         f"{load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f} ({os.cpu_count()} cores)"
     )
     if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)  # bench/results/ is not in a fresh checkout
         with open(args.json, "a") as fh:
             record = {
                 "bench": "search",

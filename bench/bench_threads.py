@@ -142,6 +142,7 @@ def main() -> None:
         ratio = statistics.median(results["default"]) / statistics.median(results["one-thread"])
         print(f"default / one-thread: {ratio:.2f}x")
     if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)  # bench/results/ is not in a fresh checkout
         with open(args.json, "a", encoding="utf-8") as fh:
             row = {"label": label, "load_end": load, **{k: statistics.median(v) for k, v in results.items()}}
             fh.write(json.dumps(row) + "\n")

@@ -63,6 +63,7 @@ import json
 import multiprocessing as mp
 import os
 import pstats
+import shutil
 import statistics
 import subprocess
 import sys
@@ -278,6 +279,7 @@ def main() -> None:
             proc.wait()
         for trainer in trainers.values():
             trainer.stop()
+        shutil.rmtree(run_root, ignore_errors=True)  # every run left its run folders in /tmp
 
 
 def run_rounds(args: argparse.Namespace, leagues: list[str], trainers: dict[tuple[str, str], PathProcess]) -> None:
@@ -327,6 +329,7 @@ def run_rounds(args: argparse.Namespace, leagues: list[str], trainers: dict[tupl
                 }
                 print(f"{league}: {path} / today ({label}) = " + ", ".join(f"{k} {v:.1f}x" for k, v in ratios.items()))
     if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)  # bench/results/ is not in a fresh checkout
         with open(args.json, "a", encoding="utf-8") as fh:
             for row in summary:
                 fh.write(json.dumps({**row, "load_after": load()}) + "\n")

@@ -17,6 +17,8 @@ from bench_burako import new_stats, play_aec
 
 import burako_env
 
+if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
+    raise SystemExit("usage: profile_aec.py [fast|python]  (cProfile of the AEC loop on that engine)")
 engine = sys.argv[1] if len(sys.argv) > 1 else "fast"
 env = burako_env.env(num_players=2, engine=engine)
 rng = random.Random(0)

@@ -11,6 +11,8 @@ import numpy as np
 
 from burako_env import vector as V
 
+if len(sys.argv) > 1 and not sys.argv[1].isdigit():
+    raise SystemExit("usage: profile_vector.py [THREADS]  (cProfile of BurakoVectorEnv steps; default 2 threads)")
 th = int(sys.argv[1]) if len(sys.argv) > 1 else 2
 env = V.BurakoVectorEnv(256, num_threads=th)
 obs, masks, info = env.reset(seed=0)

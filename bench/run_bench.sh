@@ -84,7 +84,15 @@ run() {  # run CMD...
   echo "### $*" >> "$OUT/raw.log"
   local t0 t1
   t0=$(date +%s.%N)
-  "$@" 2>>"$OUT/raw.log" | tee -a "$OUT/raw.log" | grep '^RESULT ' | sed 's/^RESULT //' >> "$OUT/results.jsonl"
+  # a failing benchmark is said and the suite goes on (set -e ended it silently, the traceback only in raw.log)
+  local status
+  set +e
+  "$@" 2>>"$OUT/raw.log" | tee -a "$OUT/raw.log" | { grep '^RESULT ' || true; } | sed 's/^RESULT //' >> "$OUT/results.jsonl"
+  status=${PIPESTATUS[0]}
+  set -e
+  if [ "$status" != 0 ]; then
+    log "  FAILED (exit $status): $* (see $OUT/raw.log)"
+  fi
   t1=$(date +%s.%N)
   log "$(printf '  %-66s %6.1fs  load %s' "$(basename "$2") ${*:3}" "$(echo "$t1 - $t0" | bc)" "$(cut -d' ' -f1 /proc/loadavg)")"
 }

@@ -4,7 +4,6 @@ registered agents on duplicate games (``training.evaluate``)."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -29,12 +28,15 @@ def finish(results: dict[str, Any], name: str, make: Callable[[], Any], args: ar
         for opponent in args.eval_opponents.split(",")
         if opponent
     ]
-    print(json.dumps(results, indent=2))
+    from training.files import json_report  # NaN (an interval of 2 games) as null: a bare NaN is no JSON
+
+    text = json_report(results)
+    print(text, end="")
     if not args.out:
         return None
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(json.dumps(results, indent=2))
+    (out / "results.json").write_text(text)
     return out
 
 

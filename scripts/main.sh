@@ -11,7 +11,7 @@ bash scripts/install.sh
 echo "== 1. one hand between two agents"
 .venv/bin/burako-play --seed "${SEED:-0}" --players "${PLAYERS:-2}" "$@"
 echo
-echo "== 2. a short self-play training run (configs/ppo_smoke.yaml), then its evaluation"
+echo "== 2. a short training run (configs/ppo_smoke.yaml: a warm start cloning the planner, then PPO in a league, 30% self-play), then its evaluation"
 .venv/bin/burako-train --config configs/ppo_smoke.yaml --set "run_root=${RUN_ROOT:-runs}" --no-progress
 echo
 echo "== 3. the shipped bot against the planner (${BOT_GAMES:-200} duplicate games; the README has 1,000)"
