@@ -782,9 +782,6 @@ class GameState:
             if q != player:
                 counts += self.hands[q]
                 counts -= self.known[q]
-        shown = self._shown_pending(player)
-        if shown >= 0:
-            counts[shown] -= 1
         return counts
 
     def _shown_pending(self, player: int) -> int:
@@ -801,10 +798,13 @@ class GameState:
         hands (keeping the tiles known to be there because they were taken
         with the pile), the stock order and the untaken muertos."""
         new = self.clone()
-        shuffled = rng.permutation(np.repeat(_KIND_IDS, self.unseen_counts(player)))
+        unseen = self.unseen_counts(player)
+        shown = self._shown_pending(player)
+        if shown >= 0:  # seen in the mover's hand: dealt to it below, not drawn from the pool
+            unseen[shown] -= 1
+        shuffled = rng.permutation(np.repeat(_KIND_IDS, unseen))
         pool = shuffled.tolist()
         pos = 0
-        shown = self._shown_pending(player)
         for q in range(self.num_players):
             if q == player:
                 continue

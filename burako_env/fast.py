@@ -1700,9 +1700,6 @@ def unseen_counts(st, player, T, counts):
             continue
         for k in range(NK):
             counts[k] += st[HANDS + q * NK + k] - st[KNOWN + q * NK + k]
-    shown = _shown_pending(st, player)
-    if shown >= 0:
-        counts[shown] -= 1
     for i in range(st[STOCK_LEN]):
         counts[st[STOCK + i]] += 1
     for s in range(rv[RV_SIDES]):
@@ -1771,6 +1768,9 @@ def determinize_state(st: np.ndarray, player: int, rng: np.random.Generator, arg
     generator state both engines produce the same determinization."""
     counts = np.empty(NK, dtype=np.int64)
     unseen_counts(st, player, args, counts)
+    shown = _shown_pending(st, player)
+    if shown >= 0:  # seen in the mover's hand: determinize_into deals it there, not from the pool
+        counts[shown] -= 1
     pool = rng.permutation(np.repeat(_KIND_IDS, counts))
     determinize_into(st, player, pool, args)
 
