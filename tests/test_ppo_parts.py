@@ -4,13 +4,17 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from agents.options import parse_options, split_assignment, yaml_value
-from training.ppo import PPOConfig, Trainer
+from training.ppo import PPOConfig, Trainer, load_config
+
+ROOT = Path(__file__).resolve().parents[1]
+SMOKE = ROOT / "configs" / "ppo_smoke.yaml"
 
 
 def test_engine_rollout_collects_whole_hands_with_zero_sum_self_play_rewards(tmp_path: Path) -> None:
@@ -48,3 +52,28 @@ def test_key_value_options_one_way_for_every_command() -> None:
             split_assignment(bad, "--set")
     assert yaml_value("[1, 2]", "--set x") == [1, 2] and yaml_value("  ", "--set x") is None
     assert parse_options(["n=1", "n=2", "name=uct"], "--a-opt") == {"n": 2, "name": "uct"}
+
+
+def test_an_epoch_splits_its_batch_into_near_equal_minibatches() -> None:
+    """A batch overshoots batch_size by the hands it finished (16,384 + 145 rows in the reference run):
+    minibatches of minibatch_size left one of 145 rows (once 2), which took a full optimizer step on
+    advantages normalised over a handful of rows, and whose KL alone decided target_kl. ``equal``
+    (the default since 2026-12-06) splits into round(n / size) near-equal minibatches; ``fixed`` is
+    the old split, kept by the configs of the published runs."""
+    from training.ppo import minibatch_bounds
+
+    def sizes(n: int, size: int, split: str) -> list[int]:
+        bounds = minibatch_bounds(n, size, split)
+        assert bounds[0][0] == 0 and bounds[-1][1] == n
+        assert all(a[1] == b[0] for a, b in itertools.pairwise(bounds))  # every row once, in order
+        return [b - a for a, b in bounds]
+
+    assert sizes(16_529, 2048, "fixed") == [2048] * 8 + [145]
+    assert sorted(set(sizes(16_529, 2048, "equal"))) == [2066, 2067] and len(sizes(16_529, 2048, "equal")) == 8
+    assert len(sizes(4_098, 512, "equal")) == 8 and max(sizes(4_098, 512, "equal")) <= 513
+    assert sizes(100, 256, "equal") == [100] and sizes(100, 256, "fixed") == [100]
+    assert len(sizes(3_000, 1024, "equal")) == 3  # 2.93 minibatches: 3 of 1,000
+    assert load_config(SMOKE).minibatch_split == "equal"
+    assert load_config(ROOT / "configs" / "ppo_reference.yaml").minibatch_split == "fixed"
+    with pytest.raises(ValueError, match="minibatch_split must be one of equal, fixed, got 'even'"):
+        load_config(SMOKE, ["minibatch_split=even"])

@@ -39,6 +39,7 @@ from training.ppo import (
     fused_adam,
     hand_reward,
     load_config,
+    minibatch_bounds,
     native_bfloat16,
     resolve_device,
     resolve_precision,
@@ -172,8 +173,8 @@ def test_snapshots_sample_in_one_pass_each_from_its_own_network(tmp_path: Path, 
         trainer.close()
 
 
-@pytest.mark.parametrize("reuse_buffer", [True, False])
-def test_every_minibatch_trains_on_its_own_rows_of_the_batch(tmp_path: Path, reuse_buffer: bool) -> None:
+@pytest.mark.parametrize(("reuse_buffer", "split"), [(True, "equal"), (False, "equal"), (True, "fixed")])
+def test_every_minibatch_trains_on_its_own_rows_of_the_batch(tmp_path: Path, reuse_buffer: bool, split: str) -> None:
     """The update gathers each minibatch into one reused buffer (or, as before issue 15, a fresh
     tensor): every minibatch, the short last one included, must see exactly the batch's rows the
     epoch's permutation picked for it. In float32 on the CPU the reused buffer gathers them straight
@@ -185,13 +186,17 @@ def test_every_minibatch_trains_on_its_own_rows_of_the_batch(tmp_path: Path, reu
     obs = torch.from_numpy(episode_batch(episodes)["obs"])
     n = obs.shape[0]
     size = 70 if n % 70 else 71  # a short last minibatch
-    trainer.live_cfg = dataclasses.replace(trainer.cfg, target_kl=None, minibatch_size=size)  # every epoch runs
+    # every epoch runs (no target_kl); "fixed": minibatches of `size` and a short last one, "equal":
+    # round(n / size) near-equal ones (training.ppo.minibatch_bounds)
+    trainer.live_cfg = dataclasses.replace(trainer.cfg, target_kl=None, minibatch_size=size, minibatch_split=split)
+    bounds = minibatch_bounds(n, size, split)
+    assert (bounds[-1][1] - bounds[-1][0] < size) == (split == "fixed")
     rng = np.random.default_rng()
     rng.bit_generator.state = copy.deepcopy(trainer.rng.bit_generator.state)
     expected = [
-        obs[perm[start : start + size]]
+        obs[perm[start:stop]]
         for perm in (rng.permutation(n) for _ in range(cfg.update_epochs))
-        for start in range(0, n, size)
+        for start, stop in bounds
     ]
     seen: list[torch.Tensor] = []
     features = trainer.net.features

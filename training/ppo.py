@@ -67,6 +67,7 @@ from __future__ import annotations
 import argparse
 import copy
 import dataclasses
+import itertools
 import math
 import os
 import re
@@ -149,6 +150,12 @@ class PPOConfig:
     """Learner decisions from finished hands per update (at least)."""
     minibatch_size: int = 1024
     """Decisions per gradient step."""
+    minibatch_split: str = "equal"
+    """How an epoch splits its batch. ``equal``: into ``round(n / minibatch_size)`` minibatches of
+    near-equal size, the epoch's mean KL checked against ``target_kl`` and its means logged.
+    ``fixed`` (every run before 2026-12-06): minibatches of ``minibatch_size`` and one of the
+    leftover (a batch overshoots ``batch_size`` by the hands it finished: 50-150 rows, once 2), which
+    took a full optimizer step on a few rows, and whose KL alone decided ``target_kl``."""
     update_epochs: int = 4
     """Passes over each batch."""
     learning_rate: float = 2.5e-4
@@ -398,6 +405,10 @@ class PPOConfig:
         ):  # fmt: skip
             if getattr(self, name) < 0:
                 problems.append(f"{name} must be >= 0, got {getattr(self, name)}")
+        if self.minibatch_split not in MINIBATCH_SPLITS:
+            problems.append(
+                f"minibatch_split must be one of {', '.join(MINIBATCH_SPLITS)}, got {short_repr(self.minibatch_split)}"
+            )
         if self.eval_deals not in EVAL_DEALS:
             problems.append(f"eval_deals must be one of {', '.join(EVAL_DEALS)}, got {short_repr(self.eval_deals)}")
         if self.eval_games <= 0 or self.eval_games % 2:
@@ -561,6 +572,17 @@ BC_TARGETS = ("moves", "visits")
 MAX_SEED = 2**64 - 1
 #: how evaluations choose their deals (``eval_deals``)
 EVAL_DEALS = ("fixed", "rotating")
+#: how an epoch splits its batch (``minibatch_split``)
+MINIBATCH_SPLITS = ("equal", "fixed")
+
+
+def minibatch_bounds(n: int, size: int, split: str) -> list[tuple[int, int]]:
+    """The ``(start, stop)`` rows of each minibatch of an epoch over ``n`` shuffled rows."""
+    if split == "fixed":
+        return [(start, min(start + size, n)) for start in range(0, n, size)]
+    count = max(1, round(n / size))
+    edges = np.linspace(0, n, count + 1).round().astype(int)
+    return [(int(a), int(b)) for a, b in itertools.pairwise(edges)]
 
 
 def eval_deal_seed(eval_seed: int, eval_deals: str, update: int) -> int:
@@ -879,12 +901,14 @@ class Trainer:
         stats: dict[str, float] = {}
         # every minibatch's rows are gathered into this one buffer: a fresh 40 MB tensor a minibatch
         # (2,048 rows of 4,886 floats) cost ~17 ms of page faults to copy ~2 ms of data (bench/README.md)
-        mb_obs_buffer = obs.new_empty((min(cfg.minibatch_size, n), obs.shape[1]))
+        bounds = minibatch_bounds(n, cfg.minibatch_size, cfg.minibatch_split)
+        mb_obs_buffer = obs.new_empty((max(b - a for a, b in bounds), obs.shape[1]))
         self.net.train()
         for _epoch in range(cfg.update_epochs):
             perm = torch.from_numpy(self.rng.permutation(n)).to(device)
-            for start in range(0, n, cfg.minibatch_size):
-                idx = perm[start : start + cfg.minibatch_size]
+            epoch_stats: list[dict[str, float]] = []
+            for start, stop in bounds:
+                idx = perm[start:stop]
                 pairs = legal.pairs(idx) if legal is not None else None
                 mb_masks = masks[idx] if pairs is None and masks is not None else None  # pairs say it all
                 if self.reuse_minibatch_buffer:
@@ -937,6 +961,9 @@ class Trainer:
                 }
                 if kl_to_anchor is not None:
                     stats["anchor_kl"] = kl_to_anchor.item()
+                epoch_stats.append(stats)
+            if cfg.minibatch_split == "equal":  # the epoch's means, not its last minibatch's
+                stats = {key: float(np.mean([s[key] for s in epoch_stats])) for key in stats}
             if cfg.target_kl is not None and stats["approx_kl"] > cfg.target_kl:
                 break
         self.net.eval()
@@ -1308,7 +1335,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.resume and not args.config:
             # the run's own config, stored in its checkpoint
             data = ckpt.load(latest_checkpoint(Path(args.resume)))
-            config = load_config(None, args.set, base=data["config"])
+            # a run begun before minibatch_split existed goes on splitting as it did
+            config = load_config(None, args.set, base={"minibatch_split": "fixed", **data["config"]})
         else:
             config = load_config(args.config, args.set)
         trainer = Trainer(config, resume=args.resume, progress=not args.no_progress)
