@@ -67,7 +67,6 @@ from burako_env.outcomes import hand_rewards
 from burako_env.plugins import make_agent
 from burako_env.render import render_table
 from burako_env.rules import Rules
-from burako_env.safe_yaml import action_id_problem
 from burako_env.views import LazySeatView, view_generator
 
 Opponent = Any  # a registry name, an agent object, or a callable policy(observation) -> action
@@ -79,10 +78,10 @@ def as_action_id(answer: Any, who: str) -> int:
     outside ``Discrete(NUM_ACTIONS)``) is a ``ValueError`` naming ``who`` and the value."""
     if isinstance(answer, np.ndarray) and answer.shape == ():
         answer = answer[()]
-    problem = action_id_problem(answer, A.NUM_ACTIONS)
-    if problem is not None:
-        raise ValueError(f"{who} gave no action id of Discrete({A.NUM_ACTIONS}): {problem}")
-    return int(answer)
+    try:
+        return A.action_id(answer)
+    except ValueError as exc:
+        raise ValueError(f"{who} gave no action id of Discrete({A.NUM_ACTIONS}): {exc}") from None
 
 
 class _FastSeatView(LazySeatView):
