@@ -1631,10 +1631,20 @@ class FastGame:
 
 def check_out_buffer(out: np.ndarray, shape: tuple[int, ...], dtype: type, what: str) -> None:
     """A caller's ``out`` array for a compiled kernel, which writes by index without bounds checks:
-    it must have exactly this shape and dtype and be writable, or a ``ValueError`` says so."""
-    if not isinstance(out, np.ndarray) or out.shape != shape or out.dtype != dtype or not out.flags.writeable:
-        got = f"{out.dtype} {out.shape}" if isinstance(out, np.ndarray) else type(out).__name__
-        raise ValueError(f"{what} must be a writable {np.dtype(dtype)} array of shape {shape}, got {got}")
+    it must have exactly this shape and dtype and be writable and C-contiguous (numba would compile
+    the kernel again for a strided array, for seconds), or a ``ValueError`` says so."""
+    if (
+        not isinstance(out, np.ndarray)
+        or out.shape != shape
+        or out.dtype != dtype
+        or not out.flags.writeable
+        or not out.flags.c_contiguous
+    ):
+        got = type(out).__name__
+        if isinstance(out, np.ndarray):
+            layout = "" if out.flags.c_contiguous else ", strided"
+            got = f"{out.dtype} {out.shape}{'' if out.flags.writeable else ', read-only'}{layout}"
+        raise ValueError(f"{what} must be a writable C-contiguous {np.dtype(dtype)} array of shape {shape}, got {got}")
 
 
 def game_state_of(st: np.ndarray, tables: FastTables, mask: np.ndarray | None = None) -> GameState:

@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -134,6 +135,21 @@ def _choose_threading_layer() -> None:
 
 
 _choose_threading_layer()
+
+#: held around a parallel kernel while the threading layer may be workqueue, which numba cannot enter
+#: from two Python threads at once: it aborts the whole process ("Concurrent access has been detected")
+_WORKQUEUE_LOCK = threading.Lock()
+
+
+def parallel_section() -> contextlib.AbstractContextManager[Any]:
+    """The context to launch one of this module's parallel kernels in: the workqueue lock unless
+    numba runs a layer that takes calls from several threads (omp, tbb), so two envs stepped in two
+    threads wait for each other instead of ending the process."""
+    try:
+        layer = numba.threading_layer()
+    except ValueError:  # no parallel kernel has run yet: the layer is not chosen
+        layer = None
+    return _WORKQUEUE_LOCK if layer in (None, "workqueue") else contextlib.nullcontext()
 
 
 @numba.njit(cache=True, nogil=True)
@@ -265,7 +281,9 @@ def action_batch(actions: np.ndarray | Sequence[int], num_envs: int) -> np.ndarr
         game = int(np.argmax(acts > np.iinfo(np.int64).max))
         too_big = f"game {game}: action {int(acts[game])}, beyond any action id"
         raise ValueError(f"illegal actions ({too_big}); no game moved")
-    return acts.astype(np.int64, copy=False)
+    # a writable C-contiguous int64 array: a strided or read-only one is another type to numba, and
+    # the step kernel would compile again for it (~50 s) in the middle of a run
+    return np.require(acts, dtype=np.int64, requirements=["C", "W"])
 
 
 class BurakoVectorEnv:
@@ -463,7 +481,7 @@ class BurakoVectorEnv:
         if threads != outer:
             numba.set_num_threads(threads)
         try:
-            with numba.parallel_chunksize(PARALLEL_CHUNKSIZE):
+            with parallel_section(), numba.parallel_chunksize(PARALLEL_CHUNKSIZE):
                 yield
         finally:
             if threads != outer:
@@ -546,8 +564,9 @@ def sample_legal_actions(masks: np.ndarray, rng: np.random.Generator, out: np.nd
     else:
         F.check_out_buffer(out, (masks.shape[0],), np.int64, "sample_legal_actions' out")
     out[:] = -1
-    with numba.parallel_chunksize(PARALLEL_CHUNKSIZE):
-        _pick_legal(masks, rng.random(masks.shape[0]), out)
+    draws = rng.random(masks.shape[0])
+    with parallel_section(), numba.parallel_chunksize(PARALLEL_CHUNKSIZE):
+        _pick_legal(masks, draws, out)
     if masks.shape[0] and out.min() < 0:
         rows = np.flatnonzero(out < 0)
         raise ValueError(

@@ -258,3 +258,51 @@ def test_fast_core_refuses_scores_beyond_int32() -> None:
             F.FastGame.from_game_state(state)
     fits = build_state(hands={0: "R3 R4 R5 B9", 1: "K3 K4"}, match_scores=[2**31 - 1, -(2**31 - 1)])
     assert F.FastGame.from_game_state(fits).match_scores == [2**31 - 1, -(2**31 - 1)]
+
+
+def test_vector_env_steps_strided_and_read_only_actions_on_the_one_compiled_kernel() -> None:
+    """A column of a policy's output or a read-only array (np.asarray of a memmap or a JAX array) is
+    another type to numba: the step kernel compiled again for each, ~50 s mid-run, unannounced."""
+    from burako_env import vector
+
+    env = BurakoVectorEnv(4, num_threads=1)
+    _obs, masks, _info = env.reset(seed=3)
+    rng = np.random.default_rng(0)
+    env.step(sample_legal_actions(masks, rng))
+    compiled = len(vector._step_all.signatures)
+    two_columns = np.stack([sample_legal_actions(env.masks, rng), np.zeros(4, np.int64)], axis=1)
+    env.step(two_columns[:, 0])  # strided
+    frozen = sample_legal_actions(env.masks, rng)
+    frozen.flags.writeable = False
+    env.step(frozen)
+    assert len(vector._step_all.signatures) == compiled
+
+
+def test_vector_envs_step_from_two_python_threads() -> None:
+    """numba's workqueue layer (the batched API's default) cannot be entered from two threads at once:
+    two envs stepped in two threads ended the whole process (abort, no exception). A subprocess,
+    so a regression fails this test rather than killing the test worker."""
+    import subprocess
+    import sys
+
+    script = """
+import threading
+import numpy as np
+from burako_env.vector import BurakoVectorEnv, sample_legal_actions
+
+def work(seed):
+    env = BurakoVectorEnv(16, num_threads=1)
+    _obs, masks, _info = env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    for _ in range(150):
+        masks = env.step(sample_legal_actions(masks, rng))[1]
+
+threads = [threading.Thread(target=work, args=(seed,)) for seed in (0, 1)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+print("both done")
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "both done" in done.stdout, done.stderr[-2000:]

@@ -379,12 +379,18 @@ def test_compiled_kernels_refuse_out_buffers_and_seats_they_would_overrun() -> N
 
     game = FastGame.new_game(np.random.default_rng(0))
     guard = np.full(6000, -1.0, np.float32)
-    with pytest.raises(ValueError, match=r"encode's out must be a writable float32 array of shape \(4886,\)"):
+    encode_out = r"encode's out must be a writable C-contiguous float32 array of shape \(4886,\)"
+    with pytest.raises(ValueError, match=encode_out):
         game.encode(0, out=guard[:10])
     assert (guard == -1.0).all()
     with pytest.raises(ValueError, match="got float64"):
         game.encode(0, out=np.zeros(4886))
     assert game.encode(1, out=np.zeros(4886, np.float32)).shape == (4886,)
+    # a strided buffer is another type to numba: it compiled encode again (5 s) instead of a clear error
+    wide = np.zeros((4886, 2), np.float32)
+    with pytest.raises(ValueError, match="float32 \\(4886,\\), strided"):
+        game.encode(0, out=wide[:, 0])
+    assert (wide == 0).all()
     for seat in (2, -1, True, 1.0):
         with pytest.raises(ValueError, match=r"player must be a seat 0\.\.1"):
             game.encode(seat)  # type: ignore[arg-type]
@@ -394,7 +400,8 @@ def test_compiled_kernels_refuse_out_buffers_and_seats_they_would_overrun() -> N
     envs = BurakoVectorEnv(8, num_threads=1)
     _, masks, _ = envs.reset(seed=0)
     ints = np.full(20, -5)
-    with pytest.raises(ValueError, match=r"sample_legal_actions' out must be a writable int64 array of shape \(8,\)"):
+    sample_out = r"sample_legal_actions' out must be a writable C-contiguous int64 array of shape \(8,\)"
+    with pytest.raises(ValueError, match=sample_out):
         sample_legal_actions(masks, np.random.default_rng(0), out=ints[:2])
     assert (ints == -5).all()
     with pytest.raises(ValueError, match=r"masks must be an array of shape \(games, 3519\)"):
