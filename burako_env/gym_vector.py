@@ -39,7 +39,14 @@ raw multi-seat API (every seat's decisions, rewards per seat).
   games stop mid-step, so ``step`` refuses until ``reset``.
 - Seeds: ``reset(seed=s)`` gives game i the generator ``default_rng(s + i)``
   for its deals (the same deals as ``BurakoVectorEnv`` and
-  ``GameState.new_game``) and reseeds the random opponent.
+  ``GameState.new_game``) and reseeds the random opponent; in a list of
+  seeds, ``None`` gives that game fresh entropy (and the opponent too).
+- Partial reset (Gymnasium 1.x): ``reset(options={"reset_mask": mask})``,
+  ``mask`` a bool array of ``num_envs``, deals again only the games marked
+  True (game i from ``seed + i`` or the list's entry i, fresh entropy
+  without a seed) and leaves the others and the opponent's generator as they
+  were; the mask is checked as ``SyncVectorEnv`` checks it, and any other
+  option is refused.
 """
 
 from __future__ import annotations
@@ -133,34 +140,70 @@ class BurakoGymVectorEnv(VectorEnv):
         self._opponent_rng = np.random.default_rng()
         self._obs = np.zeros((n, self.obs_size), dtype=np.float32)
         self._masks = np.zeros((n, A.NUM_ACTIONS), dtype=np.int8)
-        self.episode_hands = np.zeros(n, dtype=np.int64)
 
     # ------------------------------------------------------------------ API
     def reset(
-        self, *, seed: int | Sequence[int] | None = None, options: dict[str, Any] | None = None
+        self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         n = self.num_envs
+        reset_mask = self._reset_mask(options)
+        if isinstance(seed, np.ndarray) and seed.shape == ():  # a 0-d array is its one number
+            seed = seed[()]
+        opponent_seed: Any
         if seed is None:
-            seeds: list[Any] = list(np.random.SeedSequence().spawn(n + 1))
+            seeds: list[Any] = [None] * n
+            opponent_seed = None
         elif isinstance(seed, (int, np.integer, bool, np.bool_, float, str, bytes)):
             first = check_seed(seed)  # a non-negative integer; 1.5, "ab" or True are refused by name
-            seeds = [first + i for i in range(n)] + [np.random.SeedSequence([first, n])]
+            seeds = [first + i for i in range(n)]
+            opponent_seed = np.random.SeedSequence([first, n])
         else:
             try:
-                seeds = [check_seed(s) for s in seed]
+                seeds = [None if s is None else check_seed(s) for s in seed]
             except TypeError:
-                raise ValueError(f"reset: seed must be an integer, a sequence of {n} integers or None") from None
+                raise ValueError(
+                    f"reset: seed must be an integer, a sequence of {n} integers (or None: fresh entropy) or None"
+                ) from None
+            except ValueError as exc:
+                raise ValueError(f"reset: each listed {exc} (None: fresh entropy)") from None
             if len(seeds) != n:
                 raise ValueError(f"reset: {len(seeds)} seeds for {n} games")
             # the opponent's stream is tagged off the deals': numpy strips trailing zero words, so
             # SeedSequence([5]) or [5, 0] was default_rng(5) itself, game 0's deck shuffle
-            seeds.append(np.random.SeedSequence(list(seeds), spawn_key=(OPPONENT_STREAM,)))
-        self._rngs = [np.random.default_rng(s) for s in seeds[:n]]
-        self._opponent_rng = np.random.default_rng(seeds[n])
-        for i in range(n):
+            chosen = None in seeds
+            opponent_seed = None if chosen else np.random.SeedSequence(list(seeds), spawn_key=(OPPONENT_STREAM,))
+        if reset_mask is None:
+            self._rngs = [np.random.default_rng(s) for s in seeds]
+            self._opponent_rng = np.random.default_rng(opponent_seed)
+        else:  # the masked games only: the others and the opponent's generator go on as they were
+            for i in np.flatnonzero(reset_mask).tolist():
+                self._rngs[i] = np.random.default_rng(seeds[i])
+        games = np.ones(n, dtype=bool) if reset_mask is None else reset_mask.copy()
+        for i in np.flatnonzero(games).tolist():
             self._deal(i)
-        self._play_opponents_or_stop(np.ones(n, dtype=bool), {}, np.zeros(n, dtype=np.float32))
+        self._play_opponents_or_stop(games, {}, np.zeros(n, dtype=np.float32))
         return self._observations(), {}
+
+    def _reset_mask(self, options: dict[str, Any] | None) -> np.ndarray | None:
+        """``options["reset_mask"]`` checked as ``SyncVectorEnv`` checks it (Gymnasium 1.x's partial
+        reset), or None; any other option is refused by name rather than ignored."""
+        if not options:
+            return None
+        unknown = sorted(str(key) for key in options if key != "reset_mask")
+        if unknown:
+            raise ValueError(f"reset: unknown option(s) {unknown}; the only option is 'reset_mask'")
+        mask = options["reset_mask"]
+        if not isinstance(mask, np.ndarray):
+            raise TypeError(f"reset: options['reset_mask'] must be a numpy array, got {type(mask).__name__}")
+        if mask.shape != (self.num_envs,):
+            raise ValueError(f"reset: options['reset_mask'] must have shape ({self.num_envs},), got {mask.shape}")
+        if mask.dtype != np.bool_:
+            raise TypeError(f"reset: options['reset_mask'] must have dtype bool, got {mask.dtype}")
+        if not mask.any():
+            raise ValueError("reset: options['reset_mask'] resets no game; it needs at least one True")
+        if not self._rngs:
+            raise RuntimeError("reset: a reset_mask resets some games of a running env; call reset() without it first")
+        return mask
 
     def step(self, actions: Any) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         if not self._rngs:
@@ -284,7 +327,10 @@ class BurakoGymVectorEnv(VectorEnv):
         return {"observation": self._obs.copy(), "action_mask": self._masks.copy()}
 
     def action_masks(self) -> np.ndarray:
-        """The learners' legal actions, (num_envs, NUM_ACTIONS) bool."""
+        """The learners' legal actions, (num_envs, NUM_ACTIONS) bool; none at all while the games are
+        stopped (an opponent failed mid-step: the seats to act are not the learners')."""
+        if not self._rngs:
+            return np.zeros((self.num_envs, A.NUM_ACTIONS), dtype=bool)
         return np.stack([g.legal_mask() for g in self._games]).astype(bool)
 
     def game_state(self, i: int) -> Any:

@@ -9,6 +9,7 @@ of the player to act in each game:
 | ``reset(seed)``       | ``obs[N, D]`` float32, ``masks[N, A]`` int8, ``info``                  |
 | ``step(actions[N])``  | ``obs, masks, rewards[N, P]`` float32, ``terminated[N]``,             |
 |                       | ``truncated[N]`` bool, ``info``                                        |
+| ``close()``           | nothing: ``step`` refuses until the next ``reset``                     |
 
 - ``obs[i]`` is the observation (observation.py layout, D entries) of
   ``info["current_player"][i]``, the seat to act in game i; ``masks[i]`` its
@@ -25,7 +26,8 @@ of the player to act in each game:
   ``default_rng(seeds[i])`` (``seed`` an int: ``seeds[i] = seed + i``), with the
   same draws as the readable engine, so game i's first hand is
   ``GameState.new_game(default_rng(seeds[i]), rules, P)``'s and its next hands
-  those of further ``new_game`` calls on that generator.
+  those of further ``new_game`` calls on that generator. A ``None`` in a list
+  of seeds gives that game fresh entropy.
 - The returned arrays are buffers owned by the env and overwritten by the
   next ``step``: copy what you keep. ``masks`` is read-only (the env checks the
   next actions against it).
@@ -106,6 +108,9 @@ class ThreadTuner:
         self.choices = (1, max_threads) if max_threads > 1 else (1,)
         self.explore_every = explore_every
         self.seconds: dict[int, float | None] = dict.fromkeys(self.choices)
+        #: the choices whose first, cold step (the kernel's load, the thread pool's start: ~100x a
+        #: step) was left out of their average
+        self.warmed: set[int] = set()
         self.current = self.choices[-1]
         self.steps = 0
 
@@ -119,7 +124,11 @@ class ThreadTuner:
         return self.current
 
     def record(self, threads: int, seconds: float) -> None:
-        """One step's time on ``threads``; the faster average becomes the choice."""
+        """One step's time on ``threads``; the faster average becomes the choice. A choice's first
+        step is not counted: it was charged a cold start and kept its choice out for 256 steps."""
+        if threads not in self.warmed:
+            self.warmed.add(threads)
+            return
         old = self.seconds[threads]
         weight = self.SMOOTHING if threads == self.current else self.EXPLORE_SMOOTHING
         self.seconds[threads] = seconds if old is None else old + weight * (seconds - old)
@@ -372,7 +381,9 @@ class BurakoVectorEnv:
         return int(sum(a.nbytes for a in arrays))
 
     # ------------------------------------------------------------------ API
-    def reset(self, seed: int | Sequence[int] | None = None) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    def reset(
+        self, seed: int | Sequence[int | None] | None = None
+    ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
         n = self.num_envs
         if isinstance(seed, np.ndarray) and seed.shape == ():  # a 0-d array is its one number
             seed = seed[()]
@@ -385,7 +396,8 @@ class BurakoVectorEnv:
                 raise ValueError(
                     f"reset: seed must be a non-negative integer, or {n} of them, or None; got {short_repr(seed)}"
                 )
-            seeds = [check_seed(s) for s in seed]
+            # None in the list: that game draws fresh entropy (Gymnasium's list[int | None])
+            seeds = [np.random.SeedSequence() if s is None else check_seed(s) for s in seed]
             if len(seeds) != n:
                 raise ValueError(f"reset: {len(seeds)} seeds for {n} games")
         self._rngs = [np.random.default_rng(s) for s in seeds]
@@ -455,6 +467,11 @@ class BurakoVectorEnv:
             tuner.record(threads, time.perf_counter() - started)
         self._deal_ahead()
         return self.obs, self.masks, self.rewards, self.terminated, self.truncated, self.info
+
+    def close(self) -> None:
+        """Gymnasium's teardown call: the env holds no thread, process or file, so it only stops
+        stepping until the next :meth:`reset`."""
+        self._rngs = []
 
     def _deal_ahead(self) -> None:
         """Draw the next deal of every game that just used its own, from its

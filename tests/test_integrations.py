@@ -500,6 +500,7 @@ def test_an_opponent_that_fails_mid_step_ends_the_episode_instead_of_shifting_se
         envs.reset(seed=1)
         while True:
             envs.step(np.flatnonzero(envs.action_masks()[0])[-1:])
+    assert not envs.action_masks().any()  # it offered the opponent seat's actions as the learner's
     with pytest.raises(RuntimeError, match="call reset"):
         envs.step(np.zeros(1, dtype=np.int64))
 
@@ -515,6 +516,64 @@ def test_vector_env_reset_refuses_seeds_that_are_not_non_negative_integers(seed:
     obs, _ = envs.reset(seed=np.int64(5))
     again, _ = BurakoGymVectorEnv(2).reset(seed=5)
     assert np.array_equal(obs["observation"], again["observation"])  # numpy integers are integers
+
+
+def test_gym_vector_env_partial_reset_deals_only_the_masked_games() -> None:
+    """Gymnasium 1.x's reset(options={"reset_mask": mask}) (SyncVectorEnv's partial reset): options
+    were ignored, so every game was dealt again from fresh entropy, and bad options passed."""
+    from burako_env.gym_vector import BurakoGymVectorEnv
+
+    def first_legal(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        return masks.argmax(axis=1)
+
+    envs = BurakoGymVectorEnv(3, opponent=first_legal, learner_seat=1)
+    obs, _ = envs.reset(seed=1)
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        obs, *_ = envs.step(np.array([rng.choice(np.flatnonzero(m)) for m in obs["action_mask"]]))
+    before = [envs.game_state(i).to_dict() for i in range(3)]
+    obs, infos = envs.reset(seed=[None, 8, 9], options={"reset_mask": np.array([False, True, False])})
+    assert infos == {}
+    assert envs.game_state(0).to_dict() == before[0] and envs.game_state(2).to_dict() == before[2]
+    # game 1 of seed 7 is default_rng(8)'s deal
+    fresh, _ = BurakoGymVectorEnv(3, opponent=first_legal, learner_seat=1).reset(seed=7)
+    assert np.array_equal(obs["observation"][1], fresh["observation"][1])
+    for options, error, message in (
+        ({"reset_mask": [False, True, False]}, TypeError, "must be a numpy array"),
+        ({"reset_mask": np.ones(2, bool)}, ValueError, r"must have shape \(3,\)"),
+        ({"reset_mask": np.ones(3, np.int8)}, TypeError, "must have dtype bool"),
+        ({"reset_mask": np.zeros(3, bool)}, ValueError, "resets no game"),
+        ({"seed_all": True}, ValueError, r"unknown option\(s\) \['seed_all'\]"),
+    ):
+        with pytest.raises(error, match=message):
+            envs.reset(options=options)
+        assert envs.game_state(0).to_dict() == before[0]
+    with pytest.raises(RuntimeError, match="call reset\\(\\) without it first"):
+        BurakoGymVectorEnv(2).reset(options={"reset_mask": np.ones(2, bool)})
+
+
+def test_vector_envs_take_none_in_a_list_of_seeds_and_close() -> None:
+    """Gymnasium's seed type is int | list[int | None] | None: a None entry was refused with
+    "must be a non-negative integer or None". BurakoVectorEnv had no close() for generic teardown."""
+    from burako_env.gym_vector import BurakoGymVectorEnv
+    from burako_env.vector import BurakoVectorEnv
+
+    raw = BurakoVectorEnv(2, num_threads=1)
+    obs, _masks, _info = raw.reset(seed=[None, 7])
+    same, _masks, _info = BurakoVectorEnv(2, num_threads=1).reset(seed=[3, 7])
+    assert np.array_equal(obs[1], same[1])
+    raw.close()
+    with pytest.raises(RuntimeError, match="call reset"):
+        raw.step(np.zeros(2, dtype=np.int64))
+
+    def first_legal(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        return masks.argmax(axis=1)
+
+    gym_obs, _ = BurakoGymVectorEnv(2, opponent=first_legal, learner_seat=1).reset(seed=[None, 7])
+    gym_same, _ = BurakoGymVectorEnv(2, opponent=first_legal, learner_seat=1).reset(seed=[3, 7])
+    assert np.array_equal(gym_obs["observation"][1], gym_same["observation"][1])
+    with pytest.raises(ValueError, match="each listed seed must be a non-negative integer"):
+        BurakoGymVectorEnv(2).reset(seed=[-1, 7])
 
 
 # ---------------------------------------------------------------------- faults found in review (2026-12-05)
