@@ -402,9 +402,10 @@ class GameState:
         p = self.current
         side = self.side_of[p]
         if not self.muerto_taken[side]:
-            # A play that empties the hand takes the muerto (B20); a muerto of
-            # one tile then leaves a tile that may not be discarded (B23, E3).
-            return self.rules.muerto_size < 2 and self.hand_size[p] <= 3
+            # A play that empties the hand takes the muerto (B20), which holds
+            # 2+ tiles (rules.py refuses fewer): one of them can always be
+            # discarded without closing (B23), so the base mask is exact.
+            return False
         if self.hand_size[p] > 4:
             return False
         # Ready to close: only a rule where an addition can spoil the canasta

@@ -996,7 +996,7 @@ def _constrained(st, T):
     p = st[CURRENT]
     side = p % rv[RV_SIDES]
     if not st[MUERTO_TAKEN + side]:
-        return rv[RV_MUERTO_SIZE] < 2 and st[HAND_SIZE + p] <= 3
+        return False  # the muerto holds 2+ tiles: see the readable engine
     if st[HAND_SIZE + p] > 4:
         return False
     return (not st[CLOSE_READY + side]) or rv[RV_CLEAN_TO_CLOSE] != 0
