@@ -103,7 +103,9 @@ def tree_step(node: TreeNode, actions: list[int], side: int, exploration: float)
 def another_round(settings: SearchSettings, done: int, candidates: int, rounds: int, deadline: float | None) -> bool:
     """Whether the budget allows another round of paired simulations (one per
     root candidate): within ``simulations`` (at least one round), or before
-    the ``deadline`` (a ``time.perf_counter`` value; at least one round)."""
+    the ``deadline`` (a ``time.perf_counter`` value; the first round always
+    begins, and the callers read the deadline after each simulation, so it may
+    end early: a candidate left unvisited never beats the first one)."""
     if deadline is None:
         return done + candidates <= max(settings.simulations, candidates)
     return rounds < 1 or time.perf_counter() < deadline

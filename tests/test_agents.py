@@ -157,7 +157,9 @@ def test_ismcts_forced_move_returns_at_once() -> None:
 
 def test_ismcts_respects_budgets() -> None:
     """``simulations`` bounds the simulations per decision; ``time_per_move``
-    bounds the time (at least one simulation per candidate)."""
+    bounds the time. The deadline is read after every simulation (a round of long rollouts
+    overran it ~4x), so a busy machine may cut the first round short: one simulation at least
+    (this asserted 3, one per candidate, and failed at load 5 with 2)."""
     states = [s for s in _decisions(seed=5) if s.phase == Phase.PLAY and len(s.legal_actions()) >= 3]
     state = states[0]
     p = state.current
@@ -171,7 +173,7 @@ def test_ismcts_respects_budgets() -> None:
     start = time.perf_counter()
     assert mask["action_mask"][timed.act(mask, SeatView(state, p, np.random.default_rng(0)))]
     assert time.perf_counter() - start < 2.0
-    assert timed.last_simulations >= 3
+    assert timed.last_simulations >= 1
 
 
 def test_evaluate_sides_is_the_score_on_a_finished_hand() -> None:
