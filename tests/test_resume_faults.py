@@ -215,3 +215,13 @@ def test_a_resume_on_cuda_continues_cudas_random_state(tmp_path: Path) -> None:
     again = resumed(config, trainer.run_dir)
     assert again.device.type == "cuda"
     assert torch.equal(torch.cuda.get_rng_state(again_device), state)
+
+
+def test_a_resume_continues_torchs_cpu_random_state(tmp_path: Path) -> None:
+    """The resume restored torch's generator, then built a network to check the league's snapshots
+    with, whose initial weights drew from it: the resumed run did not go on from the checkpoint's state."""
+    config = tiny_config(tmp_path)
+    run_dir = saved_run(config, snapshots=1)
+    checkpoint = torch.load(run_dir / "checkpoints" / "latest.pt", map_location="cpu", weights_only=True)
+    resumed(config, run_dir)
+    assert torch.equal(torch.get_rng_state(), checkpoint["trainer"]["rng"]["torch"])

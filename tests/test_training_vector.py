@@ -654,6 +654,32 @@ def test_decision_store_reuses_released_rows_and_grows_without_moving_live_ones(
 
 
 # ---------------------------------------------------------------------- schedules and devices
+def test_league_shares_are_checked_between_listed_updates_and_to_rounding() -> None:
+    """A step in baseline_fraction while self_play_fraction moved linearly broke their sum just before
+    the step: the config loaded, and the run failed there with a traceback (hours in, maybe). And
+    baseline_fraction 0.1 with self_play_fraction 0.9 was refused: 1 - 0.9 is 0.09999999999999998."""
+    from training.league import League
+
+    crossing = "schedules={self_play_fraction: [[0, 0.2], [4, 0.8, linear]], baseline_fraction: [[2, 0.1]]}"
+    with pytest.raises(ValueError, match=r"at update 1: baseline_fraction 0\.7 must be in \[0, 1 - self_play_fraction"):
+        load_config(SMOKE, ["baseline_fraction=0.7", crossing])
+    assert load_config(SMOKE, ["baseline_fraction=0.6", crossing]).baseline_fraction == 0.6
+    for own, base in ((0.9, 0.1), (0.7, 0.3), (0.2, 0.8), (0.6, 0.4)):
+        assert load_config(SMOKE, [f"self_play_fraction={own}", f"baseline_fraction={base}"]).baseline_fraction == base
+        league = League(["random"], self_play_fraction=own, baseline_fraction=base)
+        league.snapshots["s1"] = {}
+        probabilities = league.probabilities()
+        assert probabilities["s1"] >= 0 and sum(probabilities.values()) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match=r"baseline_fraction 0\.11 must be in \[0, 1 - self_play_fraction = 0\.1\]"):
+        League(["random"], self_play_fraction=0.9, baseline_fraction=0.11)
+
+
+def test_a_config_whose_every_reward_is_zero_is_refused() -> None:
+    with pytest.raises(ValueError, match="win_weight, score_weight and truncated_reward are all 0"):
+        load_config(SMOKE, ["win_weight=0", "score_weight=0"])
+    assert load_config(SMOKE, ["win_weight=0", "score_weight=0", "truncated_reward=-0.5"]).truncated_reward == -0.5
+
+
 def test_schedules_change_values_from_their_update_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert value_at([[2, 0.5], [5, 0.7]], 0, None) is None
     assert value_at([[2, 0.5], [5, 0.7]], 4, None) == 0.5

@@ -36,6 +36,21 @@ def member_tag(member: str) -> str:
     return member.replace(":", "_")
 
 
+#: how far past ``1 - self_play_fraction`` a ``baseline_fraction`` may lie: the sum's rounding
+#: (0.1 against 1 - 0.9 = 0.09999999999999998 was refused)
+SHARE_TOLERANCE = 1e-9
+
+
+def share_problem(self_play_fraction: float, baseline_fraction: float | None) -> str | None:
+    """The league's shares must add up: the baselines take at most what self-play leaves."""
+    if baseline_fraction is None:
+        return None
+    room = 1.0 - self_play_fraction
+    if not 0.0 <= baseline_fraction <= room + SHARE_TOLERANCE:
+        return f"baseline_fraction {baseline_fraction} must be in [0, 1 - self_play_fraction = {room:.12g}]"
+    return None
+
+
 class League:
     def __init__(
         self,
@@ -51,11 +66,9 @@ class League:
             raise ValueError(f"league scheme must be one of {SCHEMES}, got {scheme!r}")
         if not 0.0 <= self_play_fraction <= 1.0:
             raise ValueError(f"self_play_fraction must be in [0, 1], got {self_play_fraction}")
-        if baseline_fraction is not None and not 0.0 <= baseline_fraction <= 1.0 - self_play_fraction:
-            raise ValueError(
-                f"baseline_fraction must be in [0, 1 - self_play_fraction = {1 - self_play_fraction}], "
-                f"got {baseline_fraction}"
-            )
+        share = share_problem(self_play_fraction, baseline_fraction)
+        if share:
+            raise ValueError(share)
         self.baseline_fraction = baseline_fraction
         self.baselines = list(baselines)
         self.scheme = scheme
@@ -116,7 +129,7 @@ class League:
         else:
             probs = {
                 **self._split(self.baselines, self.baseline_fraction),
-                **self._split(snapshots, rest - self.baseline_fraction),
+                **self._split(snapshots, max(0.0, rest - self.baseline_fraction)),
             }
         if self.self_play_fraction > 0:
             probs[SELF] = self.self_play_fraction

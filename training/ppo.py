@@ -100,7 +100,7 @@ from training.engine_rollout import EngineRollout, hand_reward
 from training.evaluate import AgentSpec, evaluate
 from training.files import LAST_POLICY_FILE, POLICY_FILE, check_output_file, kept_policy_path, kept_policy_updates
 from training.games import check_agent_game, game_and_rules
-from training.league import League, member_tag
+from training.league import League, member_tag, share_problem
 from training.locks import folder_lock
 from training.memory import keep_freed_memory
 from training.network import (
@@ -344,6 +344,10 @@ class PPOConfig:
         for name in ("ent_coef", "vf_coef", "win_weight", "score_weight", "pfsp_power", "anchor_kl_coef"):
             if getattr(self, name) < 0:
                 problems.append(f"{name} must be >= 0, got {getattr(self, name)}")
+        if self.win_weight == 0 and self.score_weight == 0 and self.truncated_reward == 0:
+            problems.append(
+                "win_weight, score_weight and truncated_reward are all 0: every reward would be 0 and nothing learned"
+            )
         for name in ("gamma", "gae_lambda", "baseline_fraction", "baseline_worker_share"):
             value = getattr(self, name)
             if value is not None and not 0 <= value <= 1:
@@ -464,12 +468,15 @@ class PPOConfig:
 
     def _scheduled_problems(self) -> list[str]:
         """The config as every schedule makes it, checked now, not when training reaches the update
-        (hours in, maybe). Between two listed updates a value is constant or linear, so the ranges
-        (and the league's shares) hold everywhere when they hold at the listed updates."""
+        (hours in, maybe). Between two listed updates every value is constant or linear, so the ranges
+        (and the league's shares, a sum of two) hold everywhere when they hold at both ends of each
+        segment: the listed updates and the update before each (a step in one share while the other
+        moves linearly broke their sum just before the step, hours in)."""
         if not self.schedules:
             share = league_share_problem(self)
             return [share] if share else []
-        updates = sorted({0} | {point[0] for points in self.schedules.values() for point in points})
+        listed = {point[0] for points in self.schedules.values() for point in points}
+        updates = sorted({0} | listed | {u - 1 for u in listed if u > 0})
         problems = []
         for update in updates:
             values = scheduled_values(self.schedules, update, self)
@@ -484,11 +491,8 @@ class PPOConfig:
 
 
 def league_share_problem(config: PPOConfig) -> str | None:
-    """The league's shares of games must add up: baselines take at most what self-play leaves."""
-    base, own = config.baseline_fraction, config.self_play_fraction
-    if base is not None and not 0 <= base <= 1 - own:
-        return f"baseline_fraction {base} must be in [0, 1 - self_play_fraction = {1 - own}]"
-    return None
+    """The league's shares of games must add up (training.league.share_problem)."""
+    return share_problem(config.self_play_fraction, config.baseline_fraction)
 
 
 def _game_problems(names: list[str], game: str) -> list[str]:

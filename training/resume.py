@@ -178,7 +178,8 @@ def restore(trainer: Trainer, path: Path) -> Path:
         if trainer.device.type == "cuda" and t["rng"].get("cuda"):  # the run's device's, on whichever GPU now
             torch.cuda.set_rng_state(t["rng"]["cuda"][0], trainer.device)
         trainer.league.load_state(t["league"])
-        probe = PolicyNet(trainer.net.shape, trainer.rules)
+        with torch.random.fork_rng(devices=[]):  # its initial weights drew from the generator restored above
+            probe = PolicyNet(trainer.net.shape, trainer.rules)
         for weights in trainer.league.snapshots.values():  # a damaged snapshot fails here, not in a game
             probe.load_state_dict(weights)
         trainer.eval_history = json.loads(t["eval_history"])
