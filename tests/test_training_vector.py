@@ -561,6 +561,50 @@ def test_a_baseline_worker_that_died_between_steps_is_named(tmp_path: Path) -> N
         trainer.close()
 
 
+def test_a_collect_interrupted_while_the_baseline_worker_answers_reads_no_stale_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C while the rollout waited for the worker (a notebook): the worker, which ignores SIGINT,
+    still answered, and every later step read the answer to the step before (illegal moves, or a
+    shape error). Each answer must fit the positions its step asked about."""
+    from training.baseline_worker import BaselineWorker
+
+    cfg = vector_config(
+        tmp_path, league_baselines=["random"], self_play_fraction=0.0, snapshot_every=0, baseline_worker_share=1.0
+    )
+    asked: list[list[np.ndarray]] = []
+    wrong: list[bool] = []
+    interrupt = [False]
+    submit, actions = BaselineWorker.submit, BaselineWorker.actions
+
+    def asking(self: BaselineWorker, events: list[Any], requests: list[Any]) -> None:
+        asked.append([request[-1] for request in requests])  # each request ends with its legal mask
+        submit(self, events, requests)
+
+    def answering(self: BaselineWorker) -> list[int]:
+        if interrupt[0]:
+            interrupt[0] = False
+            raise KeyboardInterrupt  # Ctrl-C while waiting for the answer
+        moves = actions(self)
+        masks = asked[-1]
+        fits = len(moves) == len(masks) and all(mask[move] for move, mask in zip(moves, masks, strict=True))
+        wrong.append(not fits)
+        return moves
+
+    monkeypatch.setattr(BaselineWorker, "submit", asking)
+    monkeypatch.setattr(BaselineWorker, "actions", answering)
+    trainer = Trainer(cfg, progress=False)
+    try:
+        trainer.collect()
+        interrupt[0] = True
+        with pytest.raises(KeyboardInterrupt):
+            trainer.collect()
+        trainer.collect()
+        assert len(wrong) > 10 and not any(wrong)
+    finally:
+        trainer.close()
+
+
 class _InterruptedCollect(StoredCollect):
     """Each step stores two decisions of a finished hand; a hand still in play holds four rows."""
 

@@ -149,18 +149,28 @@ class BaselineWorker:
         child.close()
         #: stops the worker when this handle is closed, collected, or the interpreter exits
         self._finalizer = weakref.finalize(self, _stop, self.process, self.conn)
+        #: answers the worker owes: a submit whose answer was never read (Ctrl-C while waiting in
+        #: :meth:`actions`, in a notebook) leaves one in the pipe, which the next step would read as its own
+        self._unread = 0
 
     def submit(self, events: list[tuple[Any, ...]], requests: list[Request]) -> None:
+        while self._unread:  # an interrupted step's answer: read and dropped (its moves were never applied)
+            self._receive()
         try:
             self.conn.send((events, requests))
         except (BrokenPipeError, ConnectionResetError, EOFError):
             raise self._died() from None
+        self._unread += 1
 
     def actions(self) -> list[int]:
+        return self._receive()
+
+    def _receive(self) -> list[int]:
         try:
             status, payload = self.conn.recv()
         except (EOFError, ConnectionResetError):
             raise self._died() from None
+        self._unread -= 1
         if status != "ok":
             raise RuntimeError(f"a league baseline failed in the worker process:\n{payload}")
         return payload
