@@ -576,6 +576,35 @@ def test_cloning_builds_every_teacher_with_bc_teacher_options(tmp_path: Path, mo
     assert stats["decisions"] > 20
 
 
+def test_cloning_games_in_workers_equal_those_in_process_and_a_dead_worker_is_an_error(tmp_path: Path) -> None:
+    """The teacher's games are played through training.game_pool, one job per deal: in 2 workers they
+    stack in the same order as in one process (whichever worker finishes first). A worker that died
+    (the out-of-memory killer, say) left the other blocked on a full pipe: burako-train hung, and
+    SIGTERM did not end it."""
+    from training.cloning import _play_teacher
+
+    def teacher_data(workers: int, teacher: str, deals: list[int], **options: object) -> object:
+        config = PPOConfig(
+            run_root=str(tmp_path / "runs"), num_envs=1, hidden=16, slot_embed=4, bc_teacher=teacher,
+            bc_teacher_options=options, bc_games=3, workers=workers, minibatch_size=64,
+        )  # fmt: skip
+        trainer = Trainer(config, progress=False)
+        try:
+            return _play_teacher(trainer, deals, "test")
+        finally:
+            trainer.writer.close()
+            trainer.lock.release()
+
+    # 2 workers deal 5 deals out in 8 chunks, one deal a chunk: they stack as deals 0..4 in order
+    pooled = teacher_data(2, "greedy", list(range(5)))
+    per_deal = [teacher_data(1, "greedy", [deal]) for deal in range(5)]
+    assert isinstance(pooled, dict) and all(isinstance(part, dict) for part in per_deal)
+    for key in ("obs", "policy", "actions", "targets"):
+        assert torch.equal(pooled[key], torch.cat([part[key] for part in per_deal])), key  # type: ignore[index]
+    with pytest.raises(RuntimeError, match=r"a cloning worker process died \(exit code 3\) while playing deal \d"):
+        teacher_data(2, "test_run_faults:DyingAgent", list(range(4)), how="os_exit", after=3)
+
+
 def test_bad_bc_teacher_options_are_refused_before_any_game(tmp_path: Path) -> None:
     """The teacher is built once when the Trainer starts: a bad option, or a teacher that does not search
     for ``bc_targets: visits``, fails before the run folder exists; options or visits without a teacher

@@ -25,8 +25,9 @@ value target is its own result (:func:`training.rummy_rollout.rummy_hand_reward`
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -42,6 +43,7 @@ from burako_env.outcomes import score_term, table_margin
 from burako_env.rules import load_rules
 from burako_env.rummy.rules import load_rummy_rules
 from training.engine_rollout import hand_reward
+from training.game_pool import WorkerDeath, play_in_pool
 from training.network import LegalIndex, legal_log_probs
 from training.rummy_rollout import rummy_hand_reward
 
@@ -158,26 +160,53 @@ def cloning_loss(
     return ce + vf_coef * v_loss, move_logp
 
 
+@dataclasses.dataclass(frozen=True)
+class TeacherGames:
+    """Teacher-vs-teacher games on some deals, one job per deal (a ``training.game_pool`` task): each
+    deal's decisions come back as soon as it is played, and a dead worker is a clear error at once,
+    where a ``ProcessPoolExecutor`` of whole chunks hung for ever when one worker died."""
+
+    #: what :func:`_teacher_games` takes before its deals, and after them
+    before: tuple[Any, ...]
+    after: tuple[Any, ...]
+    jobs: tuple[int, ...]
+    move_time_limit: float | None = None
+
+    def play(self, index: int, status: Any = None) -> tuple[int, dict[str, np.ndarray]]:
+        deal = self.jobs[index]
+        return deal, _teacher_games((*self.before, [deal], *self.after))
+
+
+def _teacher_worker_died(death: WorkerDeath) -> None:
+    raise RuntimeError(
+        f"a cloning worker process died (exit code {death.exitcode}) while playing deal {death.task.jobs[death.index]}"
+    )
+
+
 def _play_teacher(trainer: Trainer, deals: list[int], what: str) -> dict[str, Any] | None:
     """The teacher's games on ``deals`` in ``cfg.workers`` processes, stacked as the fit reads them (tensors
-    and the legal-move index); None when no decision was recorded."""
+    and the legal-move index), in the order the deals were dealt out to the workers whichever finishes
+    first; None when no decision was recorded."""
     cfg = trainer.cfg
     workers = max(1, cfg.workers)
     chunks = [deals[i :: workers * 4] for i in range(workers * 4) if deals[i :: workers * 4]]
     weights = (cfg.win_weight, cfg.score_weight, cfg.reward_scale, cfg.truncated_reward, cfg.score_potential)
     teacher = (cfg.bc_teacher, dict(cfg.bc_teacher_options), cfg.bc_targets == "visits")
-    tasks = [(trainer.game, *teacher, str(cfg.rules), trainer.n, cfg.seed, c, *weights) for c in chunks]
-    parts: list[dict[str, np.ndarray]] = []
-    with tqdm(total=len(tasks), desc=f"cloning {cfg.bc_teacher}: {what}", disable=not trainer.progress) as bar:
+    before = (trainer.game, *teacher, str(cfg.rules), trainer.n, cfg.seed)
+    tasks = [TeacherGames(before, weights, tuple(chunk)) for chunk in chunks]
+    order = {deal: k for k, deal in enumerate(deal for chunk in chunks for deal in chunk)}
+    played: list[tuple[int, dict[str, np.ndarray]]] = []
+    with tqdm(total=len(order), desc=f"cloning {cfg.bc_teacher}: {what}", disable=not trainer.progress) as bar:
         if workers == 1:
-            for task in tasks:
-                parts.append(_teacher_games(task))
-                bar.update()
+            outputs: Iterator[tuple[int, dict[str, np.ndarray]]] = (
+                task.play(index) for task in tasks for index in range(len(task.jobs))
+            )
         else:
-            with ProcessPoolExecutor(workers) as pool:
-                for part in pool.map(_teacher_games, tasks):
-                    parts.append(part)
-                    bar.update()
+            outputs = play_in_pool(tasks, workers, _teacher_worker_died)
+        for output in outputs:
+            played.append(output)
+            bar.update()
+    parts = [part for _deal, part in sorted(played, key=lambda item: order[item[0]])]
     parts = [p for p in parts if p["actions"].size]
     if not parts:
         return None
