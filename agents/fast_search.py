@@ -395,7 +395,9 @@ def prepared_workspace(work: Workspace | None, rules: Any, num_players: int, eva
     """``work``, or a new workspace, for (``rules``, ``num_players``) with its tables built now. The
     agents call it from ``reset``, which runs outside a move's clock: built in the first ``act`` (4-7 s
     per rules), they overran ``time_per_move`` by ~100x, and a tournament's ``move_time_limit``
-    interrupted every first move (so the cache never filled: every game was forfeited)."""
+    interrupted every first move (so the cache never filled: every game was forfeited). The kernels
+    are loaded here too, once per process (:func:`warm_kernels`)."""
+    warm_kernels()
     tables = fast_tables(load_rules(rules), num_players)
     if work is None or work.tables is not tables:
         work = Workspace(tables)
@@ -413,7 +415,8 @@ class FastISMCTSAgent:
     greedy policy). Budget: ``simulations`` per decision (whole rounds, one
     simulation per root candidate each, at least one round), or, when
     ``time_per_move`` is given, as many rounds as fit in that many seconds
-    (at least one; ``simulations`` is then ignored).
+    (``simulations`` is then ignored; the deadline is read after every
+    simulation, so the first round may end early: one simulation at least).
     """
 
     name = "fast_ismcts"
@@ -549,7 +552,22 @@ def compile_kernels() -> float:
         game.apply(agent.search(game, legal[:2]) if len(legal) > 1 else legal[0])
         if not game.hand_over:
             game.apply(int(rng.choice(np.flatnonzero(game.legal_mask()))))
+    FastGame.from_game_state(game.to_game_state())  # what each act does with the seat's view
     return time.perf_counter() - start
+
+
+#: whether this process has loaded the kernels (:func:`warm_kernels`)
+_kernels_warm = False
+
+
+def warm_kernels() -> None:
+    """Load every kernel of this module once per process, off a move's clock: numba reads them from
+    its disk cache at their first call (~1.6 s), and a first ``act`` that paid for it overran
+    ``time_per_move`` 15-35x, so a tournament's ``move_time_limit`` forfeited the game."""
+    global _kernels_warm
+    if not _kernels_warm:
+        compile_kernels()
+        _kernels_warm = True
 
 
 # the kernels above compile burako_env/fast.py's functions into themselves: recompile them when it changed
@@ -564,6 +582,7 @@ __all__ = [
     "evaluate_sides",
     "policy_scores",
     "rollout_values",
+    "warm_kernels",
 ]
 
 

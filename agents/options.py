@@ -44,7 +44,7 @@ def parse_value(text: str) -> Any:
             return convert(text)
         except ValueError:
             pass
-    return text
+    return text.strip()  # as the key and the other values: "rollout = greedy" is "greedy"
 
 
 def parse_options(pairs: Sequence[str] | None, flag: str) -> dict[str, Any]:
@@ -52,6 +52,8 @@ def parse_options(pairs: Sequence[str] | None, flag: str) -> dict[str, Any]:
     options: dict[str, Any] = {}
     for pair in pairs or ():
         key, value = split_assignment(pair, flag)
+        if key == "seed":  # it reached the agent's constructor beside the game's own seed: a TypeError
+            raise ValueError(f"{flag}: seed is not an agent option; --seed seeds every game's agents")
         options[key] = parse_value(value)
     return options
 

@@ -133,7 +133,9 @@ class ISMCTSAgent:
     whole as ``settings=``). Budget: ``simulations`` per decision (whole
     rounds, one simulation per root candidate each, at least one round), or,
     when ``time_per_move`` is given, as many rounds as fit in that many
-    seconds (at least one; ``simulations`` is then ignored). ``seconds`` is
+    seconds (``simulations`` is then ignored; the deadline is read after
+    every simulation, so the first round may end early: one simulation at
+    least, and a candidate left unvisited never beats the first one). ``seconds`` is
     the deprecated name of ``time_per_move``.
     """
 

@@ -573,6 +573,13 @@ def test_evaluation_arguments() -> None:
     with pytest.raises(ValueError, match="key=value"):
         parse_options(["oops"], "--b-opt")
     assert AgentSpec.of("x", {"b": 1, "a": "s"}).label == "x(a='s', b=1)"
+    # a text value is stripped as the key and numbers were ("rollout = greedy": "unknown rollout ' greedy'")
+    assert parse_options(["rollout = greedy", " simulations = 4"], "--a-opt") == {"rollout": "greedy", "simulations": 4}
+    # seed went to the constructor beside each game's seed: "make_agent() got multiple values for 'seed'"
+    with pytest.raises(ValueError, match="--a-opt: seed is not an agent option; --seed seeds"):
+        parse_options(["seed=5"], "--a-opt")
+    with pytest.raises(ValueError, match="ismcts: 'seed' is not an agent option"):
+        AgentSpec.of("ismcts", {"seed": 5})
 
 
 def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

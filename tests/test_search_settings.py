@@ -99,6 +99,36 @@ def test_the_compiled_searches_build_their_tables_in_reset_not_on_the_moves_cloc
         assert agent._work is not None and agent._work.tables is fast_tables(rules, 2)
 
 
+def test_the_compiled_searches_first_move_in_a_fresh_process_keeps_its_time() -> None:
+    """With the tables built in reset, a first act still loaded numba's kernels from the disk cache
+    (~1.6 s): 1.4-2.0 s for time_per_move 0.1, and a move_time_limit forfeited the game. reset loads
+    them now (agents.fast_search.warm_kernels). A fresh process, so the kernels are not loaded yet."""
+    import subprocess
+    import sys
+
+    script = """
+import time
+import numpy as np
+from agents.fast_search import FastISMCTSAgent
+from burako_env.engine import GameState
+from burako_env.views import SeatView
+
+state = GameState.new_game(np.random.default_rng(1), "burako", 2)
+agent = FastISMCTSAgent(seed=0, time_per_move=0.1)
+agent.reset(state.current, state.rules, 2)
+times = []
+for _ in range(2):
+    start = time.perf_counter()
+    agent.act({"action_mask": state.legal_mask().copy()}, SeatView(state, state.current, np.random.default_rng(0)))
+    times.append(time.perf_counter() - start)
+print(*times)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    first, second = map(float, done.stdout.split())
+    assert first < max(0.75, 3 * second), (first, second)
+
+
 def test_ismcts_keeps_time_per_move_within_a_round(monkeypatch: pytest.MonkeyPatch) -> None:
     """The deadline was read only between whole rounds (one simulation per root candidate): a round of
     long rollouts ran ~4x over the budget. A fake clock: each simulation takes 1 s, the budget is 2.5 s."""
