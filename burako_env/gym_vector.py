@@ -170,8 +170,8 @@ class BurakoGymVectorEnv(VectorEnv):
                 raise ValueError(f"reset: {len(seeds)} seeds for {n} games")
             # the opponent's stream is tagged off the deals': numpy strips trailing zero words, so
             # SeedSequence([5]) or [5, 0] was default_rng(5) itself, game 0's deck shuffle
-            chosen = None in seeds
-            opponent_seed = None if chosen else np.random.SeedSequence(list(seeds), spawn_key=(OPPONENT_STREAM,))
+            fresh = None in seeds  # a game of fresh entropy: the opponent's stream cannot be reproduced either
+            opponent_seed = None if fresh else np.random.SeedSequence(list(seeds), spawn_key=(OPPONENT_STREAM,))
         if reset_mask is None:
             self._rngs = [np.random.default_rng(s) for s in seeds]
             self._opponent_rng = np.random.default_rng(opponent_seed)
