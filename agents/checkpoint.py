@@ -35,7 +35,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
-import pickle
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -100,13 +99,13 @@ def load(path: str | Path) -> dict[str, Any]:
     try:
         _check_crcs(path)
         data = torch.load(path, map_location="cpu", weights_only=True)
-    except (pickle.UnpicklingError, RuntimeError, EOFError, zipfile.BadZipFile, OSError, ValueError) as exc:
+    except Exception as exc:  # a text file gave KeyError or IndexError from the unpickler (not KeyboardInterrupt)
         raise CheckpointError(
             f"checkpoint {path} cannot be read (corrupt, truncated or not a checkpoint): {_load_failure(exc)}"
         ) from exc
     if not isinstance(data, dict) or data.get("format") not in (TRAINING_FORMAT, POLICY_FORMAT):
         raise CheckpointError(f"{path} is not a burako_env checkpoint (no 'format' field of ours)")
-    if data.get("version") != CHECKPOINT_VERSION:
+    if type(data.get("version")) is not int or data.get("version") != CHECKPOINT_VERSION:  # True == 1
         raise CheckpointError(
             f"checkpoint {path} has version {data.get('version')!r}; this code reads version {CHECKPOINT_VERSION}"
         )
@@ -145,13 +144,24 @@ TRAINER_PARTS: dict[str, type | tuple[type, ...]] = {
 TRAINED_PARTS: dict[str, type | tuple[type, ...]] = {"update": int, "global_step": int, "minutes": (int, float)}
 
 
-def _check_tensors(tensors: Any, where: str, source: str) -> None:
-    """A mapping of names to tensors, every floating value finite (NaN weights fail at load, not in play)."""
+#: the dtypes a network's weights may be stored in (exports are float16, training checkpoints float32)
+WEIGHT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+
+def _check_tensors(tensors: Any, where: str, source: str, weights: bool = True) -> None:
+    """A mapping of names to dense tensors, every floating value finite (NaN weights fail at load, not in
+    play); ``weights``: of a float dtype (complex weights with NaN passed the check, int ones loaded, and a
+    sparse one failed with a bare NotImplementedError)."""
     if not isinstance(tensors, dict):
         raise CheckpointError(f"{source}: {where} is a {type(tensors).__name__}, not a mapping of tensors")
     for name, tensor in tensors.items():
         if not isinstance(tensor, torch.Tensor):
             raise CheckpointError(f"{source}: {where}[{name!r}] is a {type(tensor).__name__}, not a tensor")
+        if tensor.layout != torch.strided or tensor.is_complex() or (weights and tensor.dtype not in WEIGHT_DTYPES):
+            raise CheckpointError(
+                f"{source}: {where}[{name!r}] is a {tensor.layout} {tensor.dtype} tensor; "
+                f"{'weights are dense float tensors' if weights else 'expected a dense real tensor'}"
+            )
         if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
             raise CheckpointError(
                 f"{source}: {where}[{name!r}] holds NaN or infinite values; the checkpoint is unusable"
@@ -225,7 +235,7 @@ def check_structure(data: dict[str, Any], source: str) -> None:
     if set(optimizer) != {"state", "param_groups"} or not isinstance(optimizer["state"], dict):
         raise CheckpointError(f"{source}: the optimizer state is malformed (expected 'state' and 'param_groups')")
     for index, moments in optimizer["state"].items():
-        _check_tensors(moments, f"optimizer.state[{index!r}]", source)
+        _check_tensors(moments, f"optimizer.state[{index!r}]", source, weights=False)
     rng = trainer["rng"]
     if not isinstance(rng.get("numpy"), str) or not isinstance(rng.get("torch"), torch.Tensor):
         raise CheckpointError(f"{source}: the RNG state is malformed (expected 'numpy' text and a 'torch' tensor)")
@@ -352,19 +362,37 @@ def policy_description(data: dict[str, Any], source: str = "checkpoint") -> tupl
 
 
 def weights_digest(data: dict[str, Any], source: str = "checkpoint") -> str:
-    """The SHA-256 of a checkpoint's network parameters (as float32), whatever else its file holds: the
-    same network in a kept policy, a run's ``policy.pt`` or a training checkpoint has one digest."""
+    """The SHA-256 of a checkpoint's network parameters rounded to float16, whatever else its file holds:
+    the same network in a kept policy or a run's ``policy.pt`` (float16) and in a training checkpoint
+    (float32) has one digest (hashed as float32, they differed: burako-curve refused a run and its own
+    latest.pt as "other networks of the same update", burako-average counted one network twice)."""
     net, _ = build_policy(data, source)
     digest = hashlib.sha256()
     for name, tensor in sorted(net.state_dict().items()):
         digest.update(name.encode())
-        digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+        digest.update(tensor.detach().cpu().half().contiguous().numpy().tobytes())
     return digest.hexdigest()
 
 
 def build_policy(data: dict[str, Any], source: str = "checkpoint") -> tuple[PolicyNet, Rules | RummyRules]:
     """Rebuild the network (float32, eval mode) and the rules it was trained on."""
     shape, rules = policy_description(data, source)
+    try:
+        with torch.device("meta"):  # no memory: a small crafted file asked for gigabytes before it was refused
+            expected = {name: tuple(t.shape) for name, t in PolicyNet(shape, rules).state_dict().items()}
+    except (ValueError, RuntimeError) as exc:
+        raise CheckpointError(f"{source}: the stored network shape does not fit its rules: {exc}") from exc
+    stored = data["policy"]["state_dict"]
+    misfits = sorted(
+        name
+        for name in expected.keys() | stored.keys()
+        if expected.get(name) != tuple(getattr(stored.get(name), "shape", ()))
+    )
+    if misfits:
+        raise CheckpointError(
+            f"{source}: weights do not fit the network {shape}: {len(misfits)} tensor(s) missing, extra or of "
+            f"another size ({', '.join(misfits[:4])}{', ...' if len(misfits) > 4 else ''})"
+        )
     try:
         net = PolicyNet(shape, rules)
     except (ValueError, RuntimeError) as exc:

@@ -52,6 +52,11 @@ class PolicyAgent:
         greedy = bool_option("greedy", greedy)
         if net is None:
             net, _ = ckpt.build_policy(ckpt.load(str(checkpoint)), source=str(checkpoint))
+        dtypes = {p.dtype for p in net.parameters()}
+        if dtypes != {torch.float32}:  # a half network failed at the first real move ("same dtype")
+            raise ValueError(
+                f"PolicyAgent plays a float32 network, got parameters of {sorted(map(str, dtypes))}: pass net.float()"
+            )
         self.net = net
         self.source = str(checkpoint) if checkpoint is not None else "network"
         ckpt.check_game(net.shape, self.game, self.source)
@@ -112,8 +117,12 @@ class PolicyAgent:
             )
         obs = torch.from_numpy(obs_np).unsqueeze(0)
         logits, _ = self.net(obs)
-        logits = masked_logits(logits[0], torch.from_numpy(mask_np))
         if self.greedy:
-            return int(torch.argmax(logits))
-        probs = torch.softmax(logits / self.temperature, dim=0)
-        return int(torch.multinomial(probs, 1, generator=self.generator))
+            return int(torch.argmax(masked_logits(logits[0], torch.from_numpy(mask_np))))
+        # the legal logits alone, shifted to a maximum of 0 before the temperature divides them: masking
+        # first and dividing after gave illegal moves weight at a temperature of 1e38, and a tiny one
+        # overflowed the legal logits to inf (softmax NaN)
+        legal_t = torch.from_numpy(legal)
+        chosen = logits[0, legal_t].double()
+        probs = torch.softmax((chosen - chosen.max()) / self.temperature, dim=0)
+        return int(legal[int(torch.multinomial(probs, 1, generator=self.generator))])

@@ -225,3 +225,45 @@ def test_a_resume_continues_torchs_cpu_random_state(tmp_path: Path) -> None:
     checkpoint = torch.load(run_dir / "checkpoints" / "latest.pt", map_location="cpu", weights_only=True)
     resumed(config, run_dir)
     assert torch.equal(torch.get_rng_state(), checkpoint["trainer"]["rng"]["torch"])
+
+
+def test_checkpoint_loading_refuses_text_odd_tensors_and_oversized_shapes_clearly(tmp_path: Path) -> None:
+    """From a review: a CSV or text file gave the unpickler's bare KeyError/IndexError; complex weights
+    (NaN included) and int weights loaded, sparse ones failed with NotImplementedError; a 2.7 MB file
+    whose shape asked for hidden=2048 built a 1 GB network before it was refused; version True passed
+    as 1. And one network saved in float16 (a kept policy) and float32 (a checkpoint) had two digests."""
+    shipped = ckpt.load(ROOT / "agents" / "checkpoints" / "burako_ppo.pt")
+    for name, text in (("csv.pt", b"update,win_rate\n1,0.5\n"), ("text.pt", b"hello world\n")):
+        (tmp_path / name).write_bytes(text)
+        with pytest.raises(ckpt.CheckpointError, match=r"cannot be read \(corrupt, truncated or not a checkpoint"):
+            ckpt.load(tmp_path / name)
+
+    def crafted(change: object) -> Path:
+        data = torch.load(ROOT / "agents" / "checkpoints" / "burako_ppo.pt", map_location="cpu", weights_only=True)
+        change(data)  # type: ignore[operator]
+        path = tmp_path / "crafted.pt"
+        torch.save(data, path)
+        return path
+
+    first = next(iter(shipped["policy"]["state_dict"]))
+
+    def retyped(make: object) -> object:
+        return lambda data: data["policy"]["state_dict"].__setitem__(first, make(data["policy"]["state_dict"][first]))  # type: ignore[operator]
+
+    for make, what in (
+        (lambda t: t.to(torch.complex64) * float("nan"), "complex64"),
+        (lambda t: t.to(torch.int32), "int32"),
+        (lambda t: t.float().to_sparse(), "sparse_coo"),
+    ):
+        with pytest.raises(ckpt.CheckpointError, match=rf"\[{first!r}\] is a .*{what}.*; weights are dense float"):
+            ckpt.load(crafted(retyped(make)))
+    with pytest.raises(ckpt.CheckpointError, match="has version True"):
+        ckpt.load(crafted(lambda data: data.__setitem__("version", True)))
+    bomb = crafted(lambda data: data["policy"]["shape"].update(hidden=2048, slot_embed=1024))
+    start = time.perf_counter()
+    with pytest.raises(ckpt.CheckpointError, match="weights do not fit the network"):
+        ckpt.build_policy(ckpt.load(bomb), str(bomb))
+    assert time.perf_counter() - start < 3.0  # 6 s and 1 GB before: the network was built first
+    as_float32 = dict(shipped, policy=dict(shipped["policy"]))
+    as_float32["policy"]["state_dict"] = {k: v.float() for k, v in shipped["policy"]["state_dict"].items()}
+    assert ckpt.weights_digest(as_float32) == ckpt.weights_digest(shipped)

@@ -201,3 +201,28 @@ def test_a_settings_object_may_not_carry_settings_the_agent_does_not_read() -> N
         make_agent("fast_ismcts", seed=0, settings=SearchSettings(rollout="greedy"))
     with pytest.raises(ValueError, match="rollout must be a rollout policy's name"):
         SearchSettings(rollout=["x"])  # type: ignore[arg-type]
+
+
+def test_the_policy_agent_samples_legal_moves_at_any_finite_temperature() -> None:
+    """The mask was applied before the temperature divided the logits: at 1e38 illegal moves took 195
+    of 200 picks, and a tiny temperature overflowed the legal logits (softmax NaN, a bare RuntimeError)."""
+    from agents.policy import PolicyAgent
+    from burako_env.engine import GameState
+    from burako_env.observation import Observer
+    from burako_env.rules import load_rules
+
+    state = GameState.new_game(np.random.default_rng(0))
+    mask = state.legal_mask()
+    observation = {"observation": Observer(2, load_rules("burako")).encode(state, state.current), "action_mask": mask}
+    for temperature in (1e-300, 1e-38, 1.0, 1e38, 3e38):
+        agent = PolicyAgent(seed=0, greedy=False, temperature=temperature)
+        agent.reset(0, None, 2)
+        assert all(mask[agent.act(observation)] for _ in range(50)), temperature
+    greedy = PolicyAgent(seed=0)
+    greedy.reset(0, None, 2)
+    tiny = PolicyAgent(seed=0, greedy=False, temperature=1e-300)  # a near-zero temperature is greedy
+    tiny.reset(0, None, 2)
+    assert tiny.act(observation) == greedy.act(observation)
+    # a half network failed at the first real move with "mat1 and mat2 must have the same dtype"
+    with pytest.raises(ValueError, match=r"PolicyAgent plays a float32 network, got parameters of \['torch.float16'\]"):
+        PolicyAgent(net=greedy.net.half())
