@@ -74,6 +74,7 @@ from agents.search_settings import SearchSettings
 from burako_env import fast as F
 from burako_env.fast import FastGame, determinize_state
 from burako_env.outcomes import side_reward, zero_sum_from_totals
+from burako_env.safe_yaml import short_repr
 
 #: the value a pending descent counts as, for each node on its path
 VIRTUAL_LOSS = 1.0
@@ -151,6 +152,19 @@ class _Rollouts:
         )
 
 
+def _reward_setting(config: Mapping[str, Any], name: str, default: float, source: str, positive: bool) -> float:
+    """A reward setting of the checkpoint's training config: a finite number (``positive``: > 0), or a
+    CheckpointError naming the file and the field ("abc" was a bare ValueError, a NaN scale accepted)."""
+    value = config.get(name, default)
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not number or not math.isfinite(value) or (positive and value <= 0):
+        raise ckpt.CheckpointError(
+            f"{source}: its training config's {name} is {short_repr(value)}; a finite number"
+            f"{' > 0' if positive else ''} is needed to score the search's leaves"
+        )
+    return float(value)
+
+
 class NeuralISMCTSAgent:
     """PUCT ISMCTS with the network's prior and value (module docstring).
 
@@ -214,10 +228,16 @@ class NeuralISMCTSAgent:
         self.policy = PolicyAgent(seed=seed, net=net)  # the layout check at reset
         self.policy.source = path
         self.net = net
-        self.win_weight = float(config.get("win_weight", 0.5))
-        self.score_weight = float(config.get("score_weight", 1.0))
-        self.reward_scale = float(config.get("reward_scale", 1000.0))
-        self.truncated_reward = float(config.get("truncated_reward", 0.0))
+        # the run's reward, read from its checkpoint: a bad value there is the file's fault, named as such
+        self.win_weight, self.score_weight, self.reward_scale, self.truncated_reward = (
+            _reward_setting(config, name, default, path, positive)
+            for name, default, positive in (
+                ("win_weight", 0.5, False),
+                ("score_weight", 1.0, False),
+                ("reward_scale", 1000.0, True),
+                ("truncated_reward", 0.0, False),
+            )
+        )
         self.rng = np.random.default_rng(seed)
         self.leaf_batch = leaf_batch
         self.torch_threads = torch_threads

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import torch
 
 from agents.fast_search import FastISMCTSAgent
 from agents.registry import make_agent
@@ -226,3 +227,24 @@ def test_the_policy_agent_samples_legal_moves_at_any_finite_temperature() -> Non
     # a half network failed at the first real move with "mat1 and mat2 must have the same dtype"
     with pytest.raises(ValueError, match=r"PolicyAgent plays a float32 network, got parameters of \['torch.float16'\]"):
         PolicyAgent(net=greedy.net.half())
+
+
+def test_the_network_search_refuses_a_checkpoint_whose_reward_settings_are_not_numbers(tmp_path: Any) -> None:
+    """The search scores its leaves with the run's reward, read from the checkpoint's config with float():
+    "abc" was a bare ValueError, None a TypeError, a NaN or 0 reward_scale was accepted."""
+    from agents import checkpoint as ckpt
+    from agents.neural_search import NeuralISMCTSAgent
+    from agents.policy import DEFAULT_CHECKPOINT
+
+    for name, value in (
+        ("win_weight", "abc"),
+        ("reward_scale", None),
+        ("reward_scale", float("nan")),
+        ("reward_scale", 0),
+    ):
+        data = torch.load(DEFAULT_CHECKPOINT, map_location="cpu", weights_only=True)
+        data["config"][name] = value
+        path = tmp_path / f"{name}.pt"
+        torch.save(data, path)
+        with pytest.raises(ckpt.CheckpointError, match=rf"its training config's {name} is .*; a finite number"):
+            NeuralISMCTSAgent(seed=0, checkpoint=str(path), simulations=4)
