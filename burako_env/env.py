@@ -51,7 +51,7 @@ from burako_env.observation import Observer, observation_bounds
 from burako_env.outcomes import check_reward, hand_rewards
 from burako_env.render import render_table
 from burako_env.rules import Rules, RulesError, load_rules
-from burako_env.safe_yaml import is_integer, short_repr
+from burako_env.safe_yaml import action_id_problem, is_integer, short_repr
 
 ENGINES = ("fast", "python")
 
@@ -153,23 +153,38 @@ class GameOverLast:
         return super().last(observe)  # type: ignore[misc]
 
 
-class _TerminateIllegal(_fast(wrappers.TerminateIllegalWrapper, "_TerminateIllegal")):  # type: ignore[misc]
-    def step(self, action: int | None) -> None:
-        """Check that the action is an id first: PettingZoo's wrapper indexes the mask with
-        it, and ``True`` (which ``Discrete.contains`` takes) picked a row and ended in
-        numpy's "truth value of an array is ambiguous". Refused with the raw env's message."""
+class ActionIdFirst:
+    """Before PettingZoo's TerminateIllegalWrapper (Burako's and Rummy's): the action must be an id of
+    the space. The wrapper indexes the mask with it, and ``True`` (which ``Discrete.contains`` takes)
+    picked a row and ended in numpy's "truth value of an array is ambiguous". Refused with the raw
+    env's message."""
+
+    def step(self, action: Any) -> None:
         if action is not None:
-            try:
-                A.action_id(action)
-            except IllegalActionError as exc:
-                raise ValueError(f"{self.agent_selection}: {exc}") from exc
-        super().step(action)
+            problem = action_id_problem(action, self.action_space(self.agent_selection).n)  # type: ignore[attr-defined]
+            if problem is not None:
+                raise ValueError(f"{self.agent_selection}: {problem}")  # type: ignore[attr-defined]
+        super().step(action)  # type: ignore[misc]
+
+
+class GameOverStep:
+    """On OrderEnforcingWrapper (Burako's and Rummy's): a ``step`` after the game raises, as the raw
+    env's does; PettingZoo's wrapper only printed a warning and returned None."""
+
+    def step(self, action: Any) -> None:
+        if self.__dict__.get("_has_reset") and not self.agents:  # type: ignore[attr-defined]
+            raise game_over_error(f"step({short_repr(action)})")
+        super().step(action)  # type: ignore[misc]
+
+
+class _TerminateIllegal(ActionIdFirst, _fast(wrappers.TerminateIllegalWrapper, "_TerminateIllegal")):  # type: ignore[misc]
+    pass
 
 
 _AssertOutOfBounds = _fast(wrappers.AssertOutOfBoundsWrapper, "_AssertOutOfBounds")
 
 
-class _OrderEnforcing(GameOverLast, _fast(wrappers.OrderEnforcingWrapper, "_OrderEnforcing")):  # type: ignore[misc]
+class _OrderEnforcing(GameOverLast, GameOverStep, _fast(wrappers.OrderEnforcingWrapper, "_OrderEnforcing")):  # type: ignore[misc]
     pass
 
 
@@ -290,12 +305,21 @@ def parallel_env(**kwargs: Any) -> Any:
     class TurnBasedParallel(turn_based_aec_to_parallel_wrapper):  # type: ignore[misc]
         def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict, dict]:
             observations, infos = super().reset(seed=seed, options=options)
-            return observations, {agent: dict(info) for agent, info in infos.items()}
+            # as every step's infos say: the reset's did not name the first agent to act
+            first = self.aec_env.agent_selection
+            return observations, {agent: {**info, "active_agent": first} for agent, info in infos.items()}
 
         def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+            if getattr(self, "agents", None) is None:  # an AttributeError on 'agents' before
+                raise RuntimeError("call reset() before step()")
             if not self.agents:
                 raise game_over_error("step()")
             *returned, infos = super().step(actions)
+            # every agent has now seen its info: a hand's summary (match=True) stays in the AEC env until
+            # that agent acts, and was handed out again at every step until then
+            raw_infos = self.aec_env.unwrapped.infos
+            for agent in raw_infos:
+                raw_infos[agent] = {}
             return (*returned, {agent: dict(info) for agent, info in infos.items()})  # type: ignore[return-value]
 
     return TurnBasedParallel(env(**kwargs))
@@ -437,10 +461,12 @@ class raw_env(GameOverLast, AECEnv):
         for a in rewards:
             rewards[a] = 0.0
         self._decisions += 1
-        if state.hand_over:
+        hand_ended = state.hand_over
+        if hand_ended:
             self._finish_hand(state)
-        elif self.max_cycles is not None and self._decisions >= self.max_cycles:
-            self._cut_short()
+        # also when a hand of a match ended on the last decision and the next one was dealt (it played one more)
+        if self.max_cycles is not None and self._decisions >= self.max_cycles and self._episode_goes_on():
+            self._cut_short(hand_ended)
         self.agent_selection = self.possible_agents[state.current]
         self._accumulate_rewards()
         if self.render_mode == "human":
@@ -477,11 +503,17 @@ class raw_env(GameOverLast, AECEnv):
         else:
             state.next_hand(self.np_random)
 
-    def _cut_short(self) -> None:
-        """``max_cycles`` decisions made: the episode is truncated, no score."""
+    def _episode_goes_on(self) -> bool:
+        return not any(self.terminations.values()) and not any(self.truncations.values())
+
+    def _cut_short(self, hand_ended: bool = False) -> None:
+        """``max_cycles`` decisions made: the episode is truncated, the hand in play unscored. Every
+        agent's info says ``max_cycles: True``; when a hand of the match ended on that decision, its
+        summary stays (it was replaced, so the agents yet to act never saw the hand's result)."""
         self.truncations = dict.fromkeys(self.agents, True)
+        cut = {"hand_over": False, "truncated": True, "end_reason": "max_cycles"}
         for a in self.agents:
-            self.infos[a] = {"hand_over": False, "truncated": True, "end_reason": "max_cycles"}
+            self.infos[a] = {**(self.infos[a] if hand_ended else cut), "max_cycles": True}
 
     def _side_rewards(self, state: GameState | FastGame) -> list[float]:
         return hand_rewards(state, self.reward_mode, self.reward_scale, self.match)

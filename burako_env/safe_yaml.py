@@ -120,7 +120,11 @@ def is_integer(value: Any) -> bool:
 
 def action_id_problem(action: Any, num_actions: int) -> str | None:
     """Why ``action`` is not an action id of a ``Discrete(num_actions)`` space (not an integer,
-    out of range), or None; each game's engine raises its own error with this text."""
+    out of range), or None; each game's engine raises its own error with this text. A 0-d integer
+    array (what a policy's ``np.argmax`` or SB3's ``predict`` give) is its number, as the space's
+    ``contains`` says."""
+    if isinstance(action, np.ndarray) and action.shape == ():
+        action = action[()]
     if not is_integer(action):
         return f"action must be an integer, got {type(action).__name__} {action!r}"
     if not 0 <= action < num_actions:

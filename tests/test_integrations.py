@@ -805,3 +805,90 @@ def _named(label: str) -> Any:
     agent = Named()
     agent.label = label  # type: ignore[attr-defined]
     return agent
+
+
+# ---------------------------------------------------------------------- faults found in review (2026-12-06)
+def _first_hand_decisions(seed: int) -> int:
+    """The decision at which the first hand of a seeded random match ends (the same games as below)."""
+    env = burako_env.env(num_players=2, match=True, rule_overrides={"target": 5000})
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    for decisions, _agent in enumerate(env.agent_iter(), start=1):
+        obs, *_ = env.last()
+        env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        if env.unwrapped.game.hand_number:
+            return decisions
+    raise AssertionError("the first hand did not end")
+
+
+def test_max_cycles_holds_when_a_match_hand_ends_on_the_last_decision_and_summaries_reach_everyone() -> None:
+    """The max_cycles check was skipped on the decision that ended a hand of a match: the episode played
+    one decision more, and the cut then replaced the hand's summary before the other agent saw it. The
+    parallel env handed a hand's summary out again at every step until its agent acted, and its reset
+    infos did not name the agent to act."""
+    n = _first_hand_decisions(seed=1)
+    env = burako_env.env(num_players=2, match=True, rule_overrides={"target": 5000}, max_cycles=n)
+    env.reset(seed=1)
+    rng = np.random.default_rng(1)
+    decisions, end_infos = 0, {}
+    for agent in env.agent_iter():
+        obs, _reward, termination, truncation, info = env.last()
+        if termination or truncation:
+            end_infos[agent] = info
+            env.step(None)
+            continue
+        env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        decisions += 1
+    assert decisions == n
+    assert all(info["hand_over"] and info["hand_number"] == 0 and info["max_cycles"] for info in end_infos.values())
+    assert len(end_infos) == 2
+
+    parallel = burako_env.parallel_env(num_players=2, match=True, rule_overrides={"target": 5000})
+    obs, infos = parallel.reset(seed=1)
+    assert {info["active_agent"] for info in infos.values()} == {
+        a for a in parallel.agents if obs[a]["action_mask"].any()
+    }
+    rng = np.random.default_rng(1)
+    summaries: list[tuple[str, int]] = []
+    for _ in range(n + 40):
+        actor = infos[parallel.agents[0]]["active_agent"]
+        actions = dict.fromkeys(parallel.agents, 0)
+        actions[actor] = int(rng.choice(np.flatnonzero(obs[actor]["action_mask"])))
+        obs, _rewards, _terminations, _truncations, infos = parallel.step(actions)
+        summaries += [(agent, info["hand_number"]) for agent, info in infos.items() if info.get("hand_over")]
+    assert sorted(summaries) == [("player_0", 0), ("player_1", 0)]  # once each, not once per step
+
+
+def test_wrapped_envs_refuse_a_step_after_the_game_and_take_0d_integer_actions() -> None:
+    """PettingZoo's OrderEnforcingWrapper only printed a warning for a step after the game (the raw
+    env raises); a parallel step before reset was an AttributeError; a 0-d integer array, which the
+    action space contains, was refused; rummy_env.step(True) ended in numpy's "truth value ... ambiguous"."""
+    for make in (burako_env.env, burako_env.rummy_env):
+        env = make(num_players=2)
+        env.reset(seed=3)
+        with pytest.raises(ValueError, match="action must be an integer, got bool True"):
+            env.step(True)
+        for _agent in env.agent_iter():
+            obs, _reward, termination, truncation, _info = env.last()
+            env.step(None if termination or truncation else np.array(np.flatnonzero(obs["action_mask"])[0]))
+        with pytest.raises(RuntimeError, match=r"step\(0\): the game is over"):
+            env.step(0)
+    with pytest.raises(RuntimeError, match=r"call reset\(\) before step\(\)"):
+        burako_env.parallel_env().step({"player_0": 0})
+
+
+def test_rummy_match_infos_say_a_hand_ended_once_per_agent() -> None:
+    """rummy_env(match=True) kept a hand's summary in every agent's info for the whole next hand, and the
+    summary did not say it was one (Burako's env clears it when the agent acts)."""
+    env = burako_env.rummy_raw_env(num_players=2, match=True)
+    env.reset(seed=2)
+    rng = np.random.default_rng(0)
+    seen: list[tuple[str, int]] = []
+    for agent in env.agent_iter():
+        obs, _reward, termination, truncation, info = env.last()
+        if info:
+            assert info["hand_over"] and set(info) >= {"hand_number", "match_over", "hand_scores"}
+            seen.append((agent, info["hand_number"]))
+        env.step(None if termination or truncation else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    hands = env.unwrapped.game.rules.hands_per_match
+    assert sorted(seen) == sorted((a, h) for a in ("player_0", "player_1") for h in range(hands))

@@ -27,7 +27,7 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from burako_env.env import GameOverLast, check_flag, check_seed, game_over_error
+from burako_env.env import ActionIdFirst, GameOverLast, GameOverStep, check_flag, check_seed, game_over_error
 from burako_env.outcomes import check_reward
 from burako_env.rules import RulesError
 from burako_env.rummy import actions as A
@@ -40,13 +40,17 @@ from burako_env.safe_yaml import is_integer, short_repr
 
 def rummy_env(**kwargs: Any) -> AECEnv:
     """The environment with PettingZoo's standard wrappers for classic games."""
-    wrapped: AECEnv = wrappers.TerminateIllegalWrapper(rummy_raw_env(**kwargs), illegal_reward=-1)
+    wrapped: AECEnv = _TerminateIllegal(rummy_raw_env(**kwargs), illegal_reward=-1)
     wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
     return _OrderEnforcing(wrapped)
 
 
-class _OrderEnforcing(GameOverLast, wrappers.OrderEnforcingWrapper):
-    """PettingZoo's wrapper; ``last()`` after the game says so (:class:`~burako_env.env.GameOverLast`)."""
+class _TerminateIllegal(ActionIdFirst, wrappers.TerminateIllegalWrapper):
+    """PettingZoo's wrapper, the action checked as an id first (:class:`~burako_env.env.ActionIdFirst`)."""
+
+
+class _OrderEnforcing(GameOverLast, GameOverStep, wrappers.OrderEnforcingWrapper):
+    """PettingZoo's wrapper; ``last()`` and ``step()`` after the game say so (burako_env.env)."""
 
 
 class rummy_raw_env(GameOverLast, AECEnv):
@@ -137,6 +141,9 @@ class rummy_raw_env(GameOverLast, AECEnv):
             self._was_dead_step(action)
             return
         state.step(action)  # a non-integer or illegal action raises and changes nothing
+        if self.infos[agent]:
+            # the last hand's summary has been seen (match=True): it does not stay for the whole next hand
+            self.infos[agent] = {}
         self._cumulative_rewards[agent] = 0.0
         self.rewards = dict.fromkeys(self.agents, 0.0)
         if state.phase != Phase.PLAY:
@@ -160,6 +167,9 @@ class rummy_raw_env(GameOverLast, AECEnv):
                     self.rewards[agent] += 1.0 / len(winners) if i in winners else -1.0 / (n - len(winners))
         for i, agent in enumerate(self.possible_agents):
             self.infos[agent] = {
+                "hand_over": True,
+                "hand_number": state.hand_number,
+                "match_over": state.match_over,
                 "hand_scores": list(state.hand_scores or []),
                 "match_scores": list(state.match_scores),
                 "closer": state.closer,
