@@ -117,7 +117,11 @@ class SeatView:
 class LazySeatView(SeatView):
     """A :class:`SeatView` that determinizes on first use instead of at
     construction; identical answers for the same generator (the only draw
-    from it happens at that first use)."""
+    from it happens at that first use). Until then (or :meth:`expire`) it
+    holds the true state in a private attribute: an agent in the same
+    process could reach it. Agents are trusted code here: keeping an untrusted
+    one from the truth would need a process boundary between it and the game,
+    which no runner here provides."""
 
     def __init__(self, state: GameState, seat: int, rng: np.random.Generator) -> None:
         # SeatView.__init__ would determinize now; set its public fields only.
