@@ -296,10 +296,12 @@ def parallel_env(**kwargs: Any) -> Any:
     names it; the other agents' actions are ignored), and every agent
     observes after each step. Same keyword arguments as :func:`env`.
 
-    Two changes to the conversion: the infos it returns are the caller's own
-    (it handed out the AEC env's dicts, which the next step rewrote), and a
-    ``step`` after the game raises as the AEC env does (it returned four empty
-    dicts, not five values)."""
+    Changes to the conversion: the infos it returns are the caller's own (it
+    handed out the AEC env's dicts, which the next step rewrote) and each
+    agent's is handed out once (a hand's summary came again at every step
+    until that agent acted); the reset infos name ``active_agent`` too; a
+    ``step`` before ``reset`` or after the game raises as the AEC env does (an
+    AttributeError; four empty dicts, not five values)."""
     from pettingzoo.utils.conversions import turn_based_aec_to_parallel_wrapper
 
     class TurnBasedParallel(turn_based_aec_to_parallel_wrapper):  # type: ignore[misc]

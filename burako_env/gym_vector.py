@@ -67,7 +67,7 @@ from burako_env.observation import observation_bounds
 from burako_env.outcomes import hand_rewards
 from burako_env.rules import Rules
 from burako_env.safe_yaml import is_integer
-from burako_env.vector import action_batch
+from burako_env.vector import action_batch, listed_seeds
 
 BatchedPolicy = Callable[[np.ndarray, np.ndarray], Any]
 
@@ -158,16 +158,7 @@ class BurakoGymVectorEnv(VectorEnv):
             seeds = [first + i for i in range(n)]
             opponent_seed = np.random.SeedSequence([first, n])
         else:
-            try:
-                seeds = [None if s is None else check_seed(s) for s in seed]
-            except TypeError:
-                raise ValueError(
-                    f"reset: seed must be an integer, a sequence of {n} integers (or None: fresh entropy) or None"
-                ) from None
-            except ValueError as exc:
-                raise ValueError(f"reset: each listed {exc} (None: fresh entropy)") from None
-            if len(seeds) != n:
-                raise ValueError(f"reset: {len(seeds)} seeds for {n} games")
+            seeds = listed_seeds(seed, n)
             # the opponent's stream is tagged off the deals': numpy strips trailing zero words, so
             # SeedSequence([5]) or [5, 0] was default_rng(5) itself, game 0's deck shuffle
             fresh = None in seeds  # a game of fresh entropy: the opponent's stream cannot be reproduced either

@@ -280,6 +280,25 @@ def _step_all(
             F.encode(st, current[i], T, obs[i])
 
 
+def listed_seeds(seeds: Any, num_envs: int) -> list[int | None]:
+    """A list of one seed per game (Gymnasium's ``list[int | None]``: None is fresh entropy), checked:
+    the vector envs' ``reset(seed=[...])``, or a ValueError saying what is wrong with it."""
+    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Sequence | np.ndarray):
+        raise ValueError(
+            f"reset: seed must be a non-negative integer, a list of {num_envs} (None: fresh entropy), or None; "
+            f"got {short_repr(seeds)}"
+        )
+    checked: list[int | None] = []
+    for s in seeds:
+        if s is not None and (not is_integer(s) or s < 0):
+            got = f"{type(s).__name__} {short_repr(s)}"
+            raise ValueError(f"reset: each listed seed must be a non-negative integer or None, got {got}")
+        checked.append(None if s is None else int(s))
+    if len(checked) != num_envs:
+        raise ValueError(f"reset: {len(checked)} seeds for {num_envs} games")
+    return checked
+
+
 def action_batch(actions: np.ndarray | Sequence[int], num_envs: int) -> np.ndarray:
     """``actions`` as an int64 array of one action per game, or a ValueError
     naming the shape or dtype that was given (the batched APIs' input check)."""
@@ -391,15 +410,8 @@ class BurakoVectorEnv:
             seeds: list[Any] = list(np.random.SeedSequence().spawn(n))
         elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
             seeds = [check_seed(seed) + i for i in range(n)]
-        else:
-            if isinstance(seed, (str, bytes)) or not isinstance(seed, Sequence | np.ndarray):
-                raise ValueError(
-                    f"reset: seed must be a non-negative integer, or {n} of them, or None; got {short_repr(seed)}"
-                )
-            # None in the list: that game draws fresh entropy (Gymnasium's list[int | None])
-            seeds = [np.random.SeedSequence() if s is None else check_seed(s) for s in seed]
-            if len(seeds) != n:
-                raise ValueError(f"reset: {len(seeds)} seeds for {n} games")
+        else:  # None in the list: that game draws fresh entropy
+            seeds = [np.random.SeedSequence() if s is None else s for s in listed_seeds(seed, n)]
         self._rngs = [np.random.default_rng(s) for s in seeds]
         tiles = np.zeros_like(self._next_tiles)
         manos = np.zeros_like(self._next_manos)
@@ -442,8 +454,8 @@ class BurakoVectorEnv:
             raise ValueError(f"illegal actions ({listed}{more}); no game moved")
         tuner = self.thread_tuner
         threads = tuner.threads() if tuner is not None else self.step_threads
-        started = time.perf_counter()
         with self._on_threads(threads):
+            started = time.perf_counter()  # once the workqueue lock is held: another thread's step is not this one's
             _step_all(
                 self._states,
                 acts,
@@ -463,8 +475,9 @@ class BurakoVectorEnv:
                 self.reward_mode == "win",
                 self.reward_scale,
             )
+            stepped = time.perf_counter()
         if tuner is not None:
-            tuner.record(threads, time.perf_counter() - started)
+            tuner.record(threads, stepped - started)
         self._deal_ahead()
         return self.obs, self.masks, self.rewards, self.terminated, self.truncated, self.info
 

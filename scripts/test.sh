@@ -7,10 +7,22 @@ cd "$(dirname "$0")/.."
 # It installs beside the main venv: install.sh spends ~2 minutes compiling numba kernels on one core.
 rllib_log=$(mktemp)
 rllib_pid=
-# a failed step ends the script: it waits for the RLlib install rather than leave it running
-trap '[ -z "$rllib_pid" ] || wait "$rllib_pid" 2>/dev/null; rm -f "$rllib_log"' EXIT
+# a failed step or Ctrl-C ends the script: the RLlib install, in a process group of its own (set -m),
+# is stopped with it rather than left running (a background job ignores Ctrl-C)
+stop_rllib() {
+    local status=$?
+    if [ -n "$rllib_pid" ]; then
+        kill -TERM -- -"$rllib_pid" 2>/dev/null || true
+        wait "$rllib_pid" 2>/dev/null || true
+    fi
+    rm -f "$rllib_log"
+    exit "$status"
+}
+trap stop_rllib EXIT
+set -m
 bash scripts/install_rllib.sh >"$rllib_log" 2>&1 &
 rllib_pid=$!
+set +m
 bash scripts/install.sh
 # the core install (no extras) imports the env and plays, without torch/pandas/matplotlib
 bash scripts/check_core_install.sh

@@ -580,6 +580,10 @@ def test_evaluation_arguments() -> None:
         parse_options(["seed=5"], "--a-opt")
     with pytest.raises(ValueError, match="ismcts: 'seed' is not an agent option"):
         AgentSpec.of("ismcts", {"seed": 5})
+    from training.tournament.config import TournamentConfig, TournamentError
+
+    with pytest.raises(TournamentError, match=r"participants\.0\.options: random: 'seed' is not an agent option"):
+        TournamentConfig.from_dict({"participants": [{"agent": "random", "options": {"seed": 3}}, "greedy"]})
 
 
 def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -561,16 +561,19 @@ def test_a_baseline_worker_that_died_between_steps_is_named(tmp_path: Path) -> N
         trainer.close()
 
 
+@pytest.mark.parametrize("share", [1.0, 0.5])
 def test_a_collect_interrupted_while_the_baseline_worker_answers_reads_no_stale_answer(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, share: float
 ) -> None:
     """Ctrl-C while the rollout waited for the worker (a notebook): the worker, which ignores SIGINT,
     still answered, and every later step read the answer to the step before (illegal moves, or a
-    shape error). Each answer must fit the positions its step asked about."""
+    shape error). Each answer must fit the positions its step asked about. With half the games'
+    baselines in this process, their mirrors had taken the step's moves before the wait: a move
+    ahead of their games, the next collect failed on an illegal action."""
     from training.baseline_worker import BaselineWorker
 
     cfg = vector_config(
-        tmp_path, league_baselines=["random"], self_play_fraction=0.0, snapshot_every=0, baseline_worker_share=1.0
+        tmp_path, league_baselines=["random"], self_play_fraction=0.0, snapshot_every=0, baseline_worker_share=share
     )
     asked: list[list[np.ndarray]] = []
     wrong: list[bool] = []
@@ -719,9 +722,12 @@ def test_league_shares_are_checked_between_listed_updates_and_to_rounding() -> N
 
 
 def test_a_config_whose_every_reward_is_zero_is_refused() -> None:
-    with pytest.raises(ValueError, match="win_weight, score_weight and truncated_reward are all 0"):
+    with pytest.raises(ValueError, match="win_weight and score_weight are 0 and so is truncated_reward"):
         load_config(SMOKE, ["win_weight=0", "score_weight=0"])
     assert load_config(SMOKE, ["win_weight=0", "score_weight=0", "truncated_reward=-0.5"]).truncated_reward == -0.5
+    rummy = ROOT / "configs" / "ppo_rummy_smoke.yaml"  # a Rummy hand always ends: truncated_reward never pays
+    with pytest.raises(ValueError, match="Rummy's hands are never truncated"):
+        load_config(rummy, ["win_weight=0", "score_weight=0", "truncated_reward=-0.5"])
 
 
 def test_schedules_change_values_from_their_update_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -40,9 +40,13 @@ class AgentSpec:
     def of(
         cls, name: str, options: dict[str, Any] | None = None, factory: Callable[..., Any] | None = None
     ) -> AgentSpec:
-        if options and "seed" in options:  # build() passes each game's seed: two seeds were a bare TypeError
-            raise ValueError(f"{name}: 'seed' is not an agent option; each game seeds its agents from the run's seed")
         return cls(name, tuple(sorted((options or {}).items())), factory)
+
+    def __post_init__(self) -> None:
+        if any(key == "seed" for key, _value in self.options):  # build() passes each game's seed: a bare TypeError
+            raise ValueError(
+                f"{self.name}: 'seed' is not an agent option; each game seeds its agents from the run's seed"
+            )
 
     @property
     def label(self) -> str:

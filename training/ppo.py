@@ -344,10 +344,11 @@ class PPOConfig:
         for name in ("ent_coef", "vf_coef", "win_weight", "score_weight", "pfsp_power", "anchor_kl_coef"):
             if getattr(self, name) < 0:
                 problems.append(f"{name} must be >= 0, got {getattr(self, name)}")
-        if self.win_weight == 0 and self.score_weight == 0 and self.truncated_reward == 0:
-            problems.append(
-                "win_weight, score_weight and truncated_reward are all 0: every reward would be 0 and nothing learned"
-            )
+        # a Rummy hand always ends (R9): truncated_reward never pays there
+        truncated = self.truncated_reward if self.game != "rummy" else 0
+        if self.win_weight == 0 and self.score_weight == 0 and truncated == 0:
+            why = " (and Rummy's hands are never truncated)" if self.game == "rummy" else " and so is truncated_reward"
+            problems.append(f"win_weight and score_weight are 0{why}: every reward would be 0 and nothing learned")
         for name in ("gamma", "gae_lambda", "baseline_fraction", "baseline_worker_share"):
             value = getattr(self, name)
             if value is not None and not 0 <= value <= 1:

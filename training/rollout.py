@@ -401,12 +401,9 @@ class VectorRollout(StoredCollect):
             if i not in self.mirrors:
                 self.mirrors[i] = env.game_state(i)
             actions[i] = self.baselines.act(i, seat, (i, seat, self.opponent[i]), masks[i].copy())
-        for i, mirror in self.mirrors.items():  # this process's mirrors: no game of the worker's
-            mirror.apply(int(actions[i]))
         if remote_rows:
             assert self.worker is not None
             actions[remote_rows] = self.worker.actions()
-        self.events.extend(("apply", i, int(actions[i])) for i in self.remote_mirrors)
         t4 = clock()
         if self.trace is not None:
             rows_of = dict(zip(learner_rows.tolist(), stored.tolist(), strict=True))
@@ -414,14 +411,20 @@ class VectorRollout(StoredCollect):
                 self.trace.append((i, int(current[i]), int(actions[i]), rows_of.get(i, -1)))
         env.step(actions)
         t5 = clock()
+        # the mirrors follow their games once the games moved: a Ctrl-C before (waiting for the worker's
+        # answer, in a notebook) left this process's mirrors a move ahead of the games
+        for i, mirror in self.mirrors.items():  # this process's mirrors: no game of the worker's
+            mirror.apply(int(actions[i]))
+        self.events.extend(("apply", i, int(actions[i])) for i in self.remote_mirrors)
+        mirrored = clock()
         for i in np.flatnonzero(env.terminated | env.truncated).tolist():
             self._finish_hand(i, finished)
         t6 = clock()
         timing = self.timing
-        timing["bookkeeping"] += (t1 - t0) + (t6 - t5)
+        timing["bookkeeping"] += (t1 - t0) + (t6 - mirrored)
         timing["learner"] += t2 - t1
         timing["snapshots"] += t3 - t2
-        timing["baselines"] += t4 - t3
+        timing["baselines"] += (t4 - t3) + (mirrored - t5)
         timing["env"] += t5 - t4
         if remote_rows:  # the read-backs and the sending: the baselines' cost in this process
             timing["bookkeeping"] -= self._submit_seconds

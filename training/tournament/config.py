@@ -76,7 +76,12 @@ class Participant:
         options = data.get("options") or {}
         if not isinstance(options, Mapping):
             raise TournamentError(f"participants.{index}.options: expected a mapping, got {options!r}")
-        return cls.of(data.get("name") or data["agent"], data["agent"], options)
+        participant = cls.of(data.get("name") or data["agent"], data["agent"], options)
+        try:
+            participant.spec()  # the options as an agent takes them (no 'seed': each game gives its own)
+        except ValueError as exc:
+            raise TournamentError(f"participants.{index}.options: {exc}") from None
+        return participant
 
     @property
     def label(self) -> str:
