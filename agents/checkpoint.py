@@ -99,6 +99,8 @@ def load(path: str | Path) -> dict[str, Any]:
     try:
         _check_crcs(path)
         data = torch.load(path, map_location="cpu", weights_only=True)
+    except ImportError:  # torch itself is missing or broken (a core install): not the file's fault
+        raise
     except Exception as exc:  # a text file gave KeyError or IndexError from the unpickler (not KeyboardInterrupt)
         raise CheckpointError(
             f"checkpoint {path} cannot be read (corrupt, truncated or not a checkpoint): {_load_failure(exc)}"
