@@ -540,3 +540,24 @@ class RummyState:
     @classmethod
     def from_json(cls, text: str) -> RummyState:
         return cls.from_dict(json.loads(text))
+
+
+def compile_kernels() -> float:
+    """Compile (or load from numba's disk cache) the partition kernels Rummy's masks and plays run
+    on, by playing a random hand and asking the search's questions; returns the seconds it took. The
+    install script calls it once, so a first Rummy game does not spend ~25 s compiling (each process
+    of a test run or a tournament did, until one had written the cache)."""
+    import time
+
+    from burako_env.rummy.partition import can_partition, max_tiles_placed
+
+    start = time.perf_counter()
+    rng = np.random.default_rng(0)
+    state = RummyState.new_game(rng, num_players=2)
+    while state.phase == Phase.PLAY:
+        state.step(int(rng.choice(np.flatnonzero(state.legal_mask()))))
+    table = np.zeros(NUM_KINDS, dtype=np.int64)
+    table[[0, 1, 2]] = 1
+    can_partition(table)
+    max_tiles_placed(table, table)
+    return time.perf_counter() - start
