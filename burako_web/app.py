@@ -212,7 +212,7 @@ class Room:
             "legal": [],
             "last_move": None,
             "history": [],
-            "error": self.error,
+            "error": self.error or m.record_error,
         }
         if m.state is not None:
             msg["view"] = game.seat_view(m.state, seat)
@@ -402,7 +402,9 @@ class Tables:
             await asyncio.sleep(min(5.0, self.limits.room_timeout / 2))
             now = time.monotonic()
             for room_id, room in list(self.rooms.items()):
-                if room.sockets() == 0 and now - room.empty_since >= self.limits.room_timeout:
+                # connections, not seated sockets: one that has not said hello yet took a seat in the
+                # closed room afterwards (no deal ever, and outside max_rooms)
+                if room.connections == 0 and now - room.empty_since >= self.limits.room_timeout:
                     room.close()
                     del self.rooms[room_id]
 
@@ -544,12 +546,12 @@ def create_app(
                     message = await ws.receive()
                 if message["type"] == "websocket.disconnect":
                     break
+                if not bucket.take():  # every message, binary ones too (they were answered at full speed)
+                    await room.send(ws, {"type": "error", "message": "too many messages: slow down"})
+                    continue
                 text = message.get("text")
                 if text is None:
                     await room.send(ws, {"type": "error", "message": "text frames only (JSON)"})
-                    continue
-                if not bucket.take():
-                    await room.send(ws, {"type": "error", "message": "too many messages: slow down"})
                     continue
                 if len(text.encode()) > limits.max_message:
                     await room.send(ws, {"type": "error", "message": f"message larger than {limits.max_message} bytes"})
@@ -565,6 +567,10 @@ def create_app(
                         continue
                     async with room.lock:
                         if ws not in room.waiting:  # closed to make room while it waited for the lock
+                            return
+                        if room.closed:  # ended while this socket waited to say hello
+                            await room.send(ws, {"type": "error", "message": "no such room (it may have ended)"})
+                            await ws.close(code=4404)
                             return
                         claimed = room.claim(data.get("token"))
                         if claimed is None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -29,6 +30,8 @@ from agents.registry import agent_games, agent_names, make_agent
 from burako_env.records import RecordWriter
 from burako_env.views import view_generator
 from burako_web.games import TableGame
+
+log = logging.getLogger("burako_web")
 
 PERSON = "person"
 #: how many seeds past seed_base(k) may be tried for the mano the match needs
@@ -138,6 +141,8 @@ class Match:
                 )  # refuses rules/players it cannot play (e.g. a checkpoint's layout)
                 self.agents[seat] = agent
         self.record_path = record_path
+        #: why the last hand's record could not be written (the disk, not the game): shown to the room
+        self.record_error: str | None = None
         self.records: list[dict[str, Any]] = []
         self.hand_number = -1
         self.match_scores: list[int] = []
@@ -234,8 +239,14 @@ class Match:
         )
         self.records.append(record)
         if self.record_path is not None:  # appended and closed at once: readable while the room lives
-            with RecordWriter(self.record_path, mode="a") as writer:
-                writer.write(record)
+            # the move is played: a full disk or a removed folder must not undo it, drop the player's
+            # socket or be blamed on the bot that moved (it did both), only be said
+            try:
+                with RecordWriter(self.record_path, mode="a") as writer:
+                    writer.write(record)
+            except OSError as exc:
+                self.record_error = f"hand {self.hand_number}'s record could not be written: {exc}"
+                log.error("%s (%s)", self.record_error, self.record_path)
 
     def seat_labels(self) -> list[str]:
         return [kind if kind == PERSON else f"{kind} (bot)" for kind in self.seats]

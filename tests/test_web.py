@@ -592,3 +592,45 @@ def test_a_web_install_without_torch_seats_the_planner_and_refuses_network_bots(
             assert status == 400 and "network bots need torch" in body["error"]
     finally:
         match_module._shipped_policy_net.cache_clear()
+
+
+# ---------------------------------------------------------------------- faults found in review (2026-12-06)
+def test_a_record_that_cannot_be_written_leaves_the_move_played_and_is_said(tmp_path: Path) -> None:
+    """The record was written inside the move that ended the hand: a full disk or a removed folder
+    dropped the person's socket with a traceback (nobody was told the hand was over), or, after a bot's
+    move, stopped the table blaming the bot."""
+    (tmp_path / "recs").write_text("a file where the records folder was")
+    rules = GAME.rules_from_request("burako", "target: 1500")
+    match = Match(GAME, rules, 2, ["greedy", "greedy"], seed=11, record_path=tmp_path / "recs" / "room.jsonl")
+    match.start_hand()
+    while not match.hand_over:
+        match.play(match.state.current, match.bot_move())
+    assert len(match.records) == 1 and match.record_error is not None
+    assert match.record_error.startswith("hand 0's record could not be written: [Errno 20] Not a directory")
+
+
+def test_binary_messages_count_toward_the_rate_and_a_hello_after_the_room_ended_is_refused(tmp_path: Path) -> None:
+    """Binary frames were answered before the rate limiter was asked (any socket, hello or not, got a
+    reply per frame at full speed). A socket that had not said hello did not keep its room alive, and its
+    hello after the room was ended took a seat in the closed room (no deal ever, outside max_rooms)."""
+    limits = Limits(bot_delay=0.0, rate=1.0, burst=3.0)
+    with serve(limits, records_dir=tmp_path) as server:
+        _status, room = post(server.url + "api/rooms", {"seats": ["person", "random"]})
+        ws = open_socket(server.port, room["room"])
+        for _ in range(6):
+            ws.send(b"\x00binary")
+        replies = [json.loads(ws.recv(timeout=10))["message"] for _ in range(6)]
+        assert replies.count("text frames only (JSON)") == 3 and replies[3:] == ["too many messages: slow down"] * 3
+        ws.close()
+    limits = Limits(bot_delay=0.0, rate=1e6, burst=1e6, room_timeout=1.0, hello_timeout=10.0)
+    with serve(limits, records_dir=tmp_path) as server:
+        _status, room = post(server.url + "api/rooms", {"seats": ["person", "random"]})
+        silent = open_socket(server.port, room["room"])
+        time.sleep(6.0)  # past room_timeout and a reaper's round: the silent socket keeps the room
+        client = Client(server.port, room["room"])
+        assert client.seat == 0
+        # the room lives on: the hand is dealt (in the closed room the seat was given, and nothing came)
+        dealt = client.until(lambda m: m["type"] == "state" and m["view"] is not None, timeout=20)
+        assert dealt["view"] is not None
+        client.close()
+        silent.close()
