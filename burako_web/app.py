@@ -536,7 +536,7 @@ def create_app(
                 if seat is None:
                     try:
                         message = await asyncio.wait_for(ws.receive(), max(0.0, hello_by - time.monotonic()))
-                    except TimeoutError:
+                    except (TimeoutError, asyncio.TimeoutError):  # two classes on Python 3.10, one since 3.11
                         await room.send(ws, {"type": "error", "message": f"no hello within {limits.hello_timeout} s"})
                         await ws.close(code=4408)
                         return
