@@ -76,9 +76,7 @@ def as_action_id(answer: Any, who: str) -> int:
     """The action id a policy answered: a Python or numpy integer, or a 0-d integer array (what SB3's
     ``predict`` returns for one observation). Anything else (a float, a bool, a batch of one, an id
     outside ``Discrete(NUM_ACTIONS)``) is a ``ValueError`` naming ``who`` and the value."""
-    if isinstance(answer, np.ndarray) and answer.shape == ():
-        answer = answer[()]
-    try:
+    try:  # a 0-d array is its number there (safe_yaml.action_id_problem)
         return A.action_id(answer)
     except ValueError as exc:
         raise ValueError(f"{who} gave no action id of Discrete({A.NUM_ACTIONS}): {exc}") from None

@@ -290,10 +290,11 @@ def listed_seeds(seeds: Any, num_envs: int) -> list[int | None]:
         )
     checked: list[int | None] = []
     for s in seeds:
-        if s is not None and (not is_integer(s) or s < 0):
+        try:
+            checked.append(None if s is None else check_seed(s))
+        except ValueError:
             got = f"{type(s).__name__} {short_repr(s)}"
-            raise ValueError(f"reset: each listed seed must be a non-negative integer or None, got {got}")
-        checked.append(None if s is None else int(s))
+            raise ValueError(f"reset: each listed seed must be a non-negative integer or None, got {got}") from None
     if len(checked) != num_envs:
         raise ValueError(f"reset: {len(checked)} seeds for {num_envs} games")
     return checked
