@@ -560,6 +560,14 @@ class BurakoVectorEnv:
             seats,
         )
 
+    @property
+    def states(self) -> np.ndarray:
+        """The games' flat states (int32, one row per game, ``burako_env.fast``'s layout), read-only:
+        for compiled players that read a game where it lies (``agents.fast_planner``)."""
+        view = self._states.view()
+        view.flags.writeable = False
+        return view
+
     def state_dict(self, i: int) -> dict:
         """Game i as plain data (``GameState.from_dict`` reads it): what to send to another
         process, where a pickled ``GameState`` would carry its rules' caches along (megabytes)."""

@@ -25,4 +25,5 @@ fi
 # compile the numba core once (cached on disk), so tests and jobs start at once
 .venv/bin/python -m burako_env.vector
 .venv/bin/python -m agents.fast_search
+.venv/bin/python -m agents.fast_planner
 .venv/bin/python -c 'from burako_env.rummy.engine import compile_kernels as c; print(f"burako_env.rummy kernels ready in {c():.1f} s")'

@@ -310,6 +310,10 @@ class PPOConfig:
     """Share of the games whose league baselines move in a worker process while this one runs the
     forward passes and the other games' baselines (``rollout: vector`` only; training/baseline_worker.py):
     the same games, less waiting. 0: no worker; 1: every baseline there."""
+    compiled_baselines: bool = True
+    """The league's ``planner`` and ``greedy`` (with no option but ``weights``) play on the compiled core
+    (``rollout: vector`` only; agents/fast_planner.py): the Python agents' moves, without a readable mirror
+    of their games or the worker process. False: the Python agents (for comparisons)."""
     schedules: dict[str, list[list[Any]]] = field(default_factory=dict)
     """Values from a given update on: {field: [[update, value], ...]} (training/schedule.py)."""
 

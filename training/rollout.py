@@ -9,6 +9,9 @@ every step each game makes one decision, by whoever holds its current seat:
 | learner           | all learner rows of the step in **one** forward pass (sampled    |
 |                   | over the legal actions only); stored as decisions                |
 | ``snapshot:N``    | one forward pass per frozen snapshot in play, for all its rows   |
+| ``planner``,      | compiled (``compiled_baselines``, agents/fast_planner.py): one   |
+| ``greedy``        | kernel call per heuristic for all its rows, on the games' flat   |
+|                   | states where they lie; the Python agents' moves, move for move   |
 | baseline (agent)  | the agent's ``act`` on a readable ``GameState`` mirror of the    |
 |                   | game (read back once, ``env.game_state(i)``, at the baseline's   |
 |                   | first move of the hand, then kept in step by applying every move |
@@ -24,7 +27,7 @@ every step each game makes one decision, by whoever holds its current seat:
 then ``env.step(actions)`` moves every game at once (finished hands are
 re-dealt inside the step).
 
-The baselines need a readable state, which costs a conversion and the
+The other baselines need a readable state, which costs a conversion and the
 agent's own search every time they move; their share of the loop is bounded
 by their share of the games (``baseline_fraction``, schedulable) and reported
 as ``rollout/baseline_share`` (seconds in baseline moves / rollout seconds).
@@ -51,6 +54,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
+from agents import fast_planner
 from agents.registry import make_agent
 from burako_env import fast as F
 from burako_env.actions import NUM_ACTIONS
@@ -263,7 +267,16 @@ class VectorRollout(StoredCollect):
         #: same games: their agents live there), the process, what it has not been told yet (events,
         #: in order: training/baseline_worker.py) and the games it holds a mirror of
         self.remote_games = np.arange(n_envs) < round(cfg.baseline_worker_share * n_envs)
-        self.worker = BaselineWorker(trainer.rules, n) if self.remote_games.any() else None
+        #: the baselines that play on the compiled core (``compiled_baselines``): their tables' kernel
+        #: arguments by league name; they need no mirror and never go to the worker
+        self.compiled: dict[str, tuple[np.ndarray, ...]] = {}
+        if cfg.compiled_baselines:
+            for name in cfg.league_baselines:
+                tables = fast_planner.compiled_tables(name, cfg.league_baseline_options.get(name, {}), trainer.rules, n)
+                if tables is not None:
+                    self.compiled[name] = tables.kernel_args
+        remote_names = set(cfg.league_baselines) - set(self.compiled)
+        self.worker = BaselineWorker(trainer.rules, n) if self.remote_games.any() and remote_names else None
         self.events: list[tuple[Any, ...]] = []
         self.remote_mirrors: set[int] = set()
         self._submit_seconds = 0.0
@@ -293,7 +306,15 @@ class VectorRollout(StoredCollect):
             self.live[i][s] = []
         view_seeds = [t.rng.integers(2**63) for _ in range(self.n)]
         seats = [s for s in range(self.n) if not self.learner_seat[i, s]]
-        if not self.remote_games[i]:
+        if opponent in self.compiled:
+            # played where the game lies: no mirror, no worker. Its agents are still made and reset as the
+            # Python path makes them (a seed drawn from the trainer's generator for each new one), so the
+            # league's and the seeds' draws, and so the games, are that path's
+            self.mirrors.pop(i, None)
+            self.remote_mirrors.discard(i)
+            ready_opponent(t, opponent, seats, self.agents, (i,))
+            return
+        if not self.remote_games[i] or self.worker is None:
             self.baselines.handle(("hand", i, view_seeds))
             ready_opponent(t, opponent, seats, self.agents, (i,))
             return
@@ -351,11 +372,14 @@ class VectorRollout(StoredCollect):
         learner = free & self.learner_seat[self._all, current]
         learner_rows = np.flatnonzero(learner)
         snapshot_rows: dict[str, list[int]] = {}
+        compiled_rows: dict[str, list[int]] = {}
         baseline_rows: list[int] = []
         for i in np.flatnonzero(free & ~learner).tolist():
             name = self.opponent[i]
             if name.startswith(SNAPSHOT_PREFIX):
                 snapshot_rows.setdefault(name, []).append(i)
+            elif name in self.compiled:
+                compiled_rows.setdefault(name, []).append(i)
             else:
                 baseline_rows.append(i)
         remote_rows = [i for i in baseline_rows if self.remote_games[i]] if self.worker is not None else []
@@ -396,6 +420,11 @@ class VectorRollout(StoredCollect):
                 chosen, _, _ = sample_actions(groups, obs, mask)
             actions[index] = chosen.cpu().numpy()
         t3 = clock()
+        for name, rows in compiled_rows.items():
+            index = np.asarray(rows, dtype=np.int64)
+            chosen_np = np.empty(index.size, dtype=np.int64)
+            fast_planner.choose_rows(env.states, masks, index, env.tables.kernel_args, self.compiled[name], chosen_np)
+            actions[index] = chosen_np
         for i in baseline_rows:
             seat = int(current[i])
             if i not in self.mirrors:
