@@ -49,12 +49,13 @@ def test_a_dependent_kernels_cache_is_flushed_when_the_core_changed(tmp_path: Pa
 
 
 def test_the_batched_core_and_the_fast_search_are_stamped_with_this_core() -> None:
-    """Both modules whose kernels inline the core's functions call the refresh at import."""
+    """The modules whose kernels inline the core's functions call the refresh at import."""
+    import agents.fast_planner as fast_planner
     import agents.fast_search as fast_search
     from burako_env import vector
 
     digest = hashlib.sha1(Path(F.__file__).read_bytes()).hexdigest()
-    for module in (vector, fast_search):
+    for module in (vector, fast_search, fast_planner):
         kernel = next(v for v in vars(module).values() if hasattr(v, "_cache") and hasattr(v, "py_func"))
         stamp = Path(kernel._cache.cache_path) / f"{module.__name__}.core-sha1"
         assert stamp.read_text(encoding="ascii") == digest, module.__name__
