@@ -142,3 +142,20 @@ def test_compiled_baselines_play_the_python_baselines_games(
     assert {"planner", "greedy"} <= opponents and hands >= 6
     assert trace_c == trace
     assert stored_c == stored and hands_c == hands
+
+
+@pytest.mark.parametrize(
+    ("num_players", "teacher", "options"), [(2, "planner", {}), (4, "greedy", {"weights": {"feed_base": 9.0}})]
+)
+def test_compiled_teacher_games_record_the_python_teachers_decisions(
+    num_players: int, teacher: str, options: dict[str, Any]
+) -> None:
+    """The warm start's teacher games (training/cloning.py) played compiled record exactly what the
+    Python agents record: observations, masks, moves, value targets and policy targets, deal by deal."""
+    from training.cloning import _teacher_games
+
+    args = ("burako", teacher, options, False, "burako", num_players, 5, [0, 1, 2, 3], 0.5, 1.0, 1000.0, -0.5, False)
+    compiled, python = _teacher_games(args), _teacher_games(args, compiled=False)  # type: ignore[arg-type]
+    assert compiled["actions"].size > 150
+    for key in ("obs", "masks", "actions", "targets", "policy"):
+        np.testing.assert_array_equal(compiled[key], python[key], err_msg=key)

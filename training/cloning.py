@@ -35,10 +35,12 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
+from agents import fast_planner
 from agents.network import PolicyNet
 from agents.registry import make_agent
 from agents.rummy_runner import play_rummy_hand
 from agents.runner import play_game
+from burako_env.fast import FastGame
 from burako_env.outcomes import score_term, table_margin
 from burako_env.rules import load_rules
 from burako_env.rummy.rules import load_rummy_rules
@@ -93,24 +95,72 @@ class _Recorder:
         return action
 
 
+def _stack_decisions(
+    log: list[Decision], seat_target: list[float], score_w: float, scale: float, into: tuple[list[Any], ...]
+) -> None:
+    """Append a hand's decisions to the lists of observations, masks, moves, value targets and policy
+    targets (a decision's value target: its seat's result less its table margin's potential)."""
+    obs, masks, actions, targets, policy = into
+    for o, m, a, seat, p, margin in log:
+        obs.append(o)
+        masks.append(m)
+        actions.append(a)
+        targets.append(seat_target[seat] - score_term(margin, score_w, scale))
+        policy.append(p)
+
+
+def _compiled_teacher_hand(
+    tables: tuple[np.ndarray, ...], rules: Any, num_players: int, deal_seed: int, log: list[Decision]
+) -> FastGame:
+    """A hand of a compiled heuristic against itself on the compiled core (agents/fast_planner.py): the
+    deal, moves and recorded decisions of ``play_game`` with the Python agents and :class:`_Recorder`
+    (the same observations: ``FastGame.encode`` is the Observer's, tests/test_fast.py); the ended game."""
+    game = FastGame.new_game(np.random.default_rng(deal_seed), rules, num_players)
+    while not game.hand_over:
+        mask = game.legal_mask()
+        action = int(fast_planner.choose(game.st, game.args, tables, mask))
+        legal = np.flatnonzero(mask)
+        if legal.size > 1:
+            seat = game.current
+            target = (legal == action).astype(np.float32)
+            observation = game.encode(seat).astype(np.float16)
+            log.append((observation, np.packbits(mask.astype(bool)), action, seat, target, 0.0))
+        game.apply(action)
+    return game
+
+
 def _teacher_games(
     args: tuple[str, str, dict[str, Any], bool, str, int, int, list[int], float, float, float, float, bool],
+    compiled: bool = True,
 ) -> dict[str, np.ndarray]:
     """Play teacher-vs-teacher games (a worker task); returns stacked arrays (``policy``: the targets over
     the legal moves of every decision, concatenated in mask order). With ``potential`` (``score_potential``)
     a decision's value target is its result less the potential the trainer adds back (training/ppo.py's
-    ``gae``): ``score_w`` x the seat's table margin / ``scale``."""
+    ``gae``): ``score_w`` x the seat's table margin / ``scale``. A Burako ``planner`` or ``greedy`` teacher
+    (one-hot targets, no potential) plays compiled, the same games ~10x faster; ``compiled=False`` plays
+    the Python agents (for the comparison in tests/test_fast_planner.py)."""
     game, teacher, options, visits, rules_name, num_players, seed, deals, *weights, potential = args
     win_w, score_w, scale, truncated = weights
     rules = load_rummy_rules(rules_name) if game == "rummy" else load_rules(rules_name)
+    fast = None
+    if compiled and game == "burako" and not visits and not potential:
+        found = fast_planner.compiled_tables(teacher, options, rules, num_players)
+        fast = found.kernel_args if found is not None else None
     obs, masks, actions, targets, policy = [], [], [], [], []
     for deal in deals:
         log: list[Decision] = []
+        deal_seed = seed * 1_000_003 + deal
+        if fast is not None:
+            ended = _compiled_teacher_hand(fast, rules, num_players, deal_seed, log)
+            seat_target = [
+                hand_reward(ended, s % ended.num_sides, win_w, score_w, scale, truncated) for s in range(num_players)
+            ]
+            _stack_decisions(log, seat_target, score_w, scale, (obs, masks, actions, targets, policy))
+            continue
         players = [
             _Recorder(make_agent(teacher, seed=seed * 1_000_003 + deal * 7 + s, **options), log, visits, potential)
             for s in range(num_players)
         ]
-        deal_seed = seed * 1_000_003 + deal
         if game == "rummy":
             scores = play_rummy_hand(players, rules, num_players, deal_seed=deal_seed, record=False).hand_scores
             seat_target = [rummy_hand_reward(scores, s, win_w, score_w, scale) for s in range(num_players)]
@@ -120,12 +170,7 @@ def _teacher_games(
                 hand_reward(result.state, result.side_of[s], win_w, score_w, scale, truncated)
                 for s in range(num_players)
             ]
-        for o, m, a, seat, p, margin in log:
-            obs.append(o)
-            masks.append(m)
-            actions.append(a)
-            targets.append(seat_target[seat] - score_term(margin, score_w, scale))
-            policy.append(p)
+        _stack_decisions(log, seat_target, score_w, scale, (obs, masks, actions, targets, policy))
     return {
         "obs": np.stack(obs) if obs else np.zeros((0, 0), np.float16),
         "masks": np.stack(masks) if masks else np.zeros((0, 0), np.uint8),

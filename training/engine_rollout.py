@@ -23,6 +23,7 @@ import torch
 from agents.network import PolicyNet
 from agents.runner import LazyObservation
 from burako_env.engine import TRUNCATED, GameState
+from burako_env.fast import FastGame
 from burako_env.outcomes import side_reward
 from burako_env.views import LazySeatView
 from training.league import SELF, SNAPSHOT_PREFIX
@@ -79,9 +80,15 @@ class Table:
 
 
 def hand_reward(
-    state: GameState, side: int, win_weight: float, score_weight: float, scale: float, truncated_reward: float = 0.0
+    state: GameState | FastGame,
+    side: int,
+    win_weight: float,
+    score_weight: float,
+    scale: float,
+    truncated_reward: float = 0.0,
 ) -> float:
-    """The learner side's reward for a finished hand (0 for void hands; ``truncated_reward`` for truncated ones)."""
+    """The learner side's reward for a finished hand (0 for void hands; ``truncated_reward`` for truncated ones);
+    on either engine's state (both give ``end_reason`` and ``side_rewards``)."""
     truncated = state.end_reason == TRUNCATED
     return side_reward(state.side_rewards()[side], truncated, win_weight, score_weight, scale, truncated_reward)
 
