@@ -30,6 +30,7 @@ import dataclasses
 import functools
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numba
@@ -47,8 +48,12 @@ from agents.heuristic import (
     resolve_weights,
     rule_facts,
 )
+from agents.heuristic import facts as heuristic_facts
+from agents.heuristic import simulation as heuristic_simulation
 from agents.heuristic.simulation import MAX_ROUNDS
 from burako_env import fast as F
+from burako_env import melds as melds_module
+from burako_env import tiles as tiles_module
 from burako_env.fast import FastGame, FastTables, fast_tables, meld_universe
 from burako_env.melds import CANASTA_LENGTH
 from burako_env.rules import Rules
@@ -1081,8 +1086,14 @@ def compiled_tables(name: str, options: Mapping[str, Any], rules: Rules, num_pla
     return tables_for(rules, num_players, options.get("weights"), name)
 
 
-# the kernels above compile burako_env/fast.py's functions into themselves: recompile them when it changed
-F.refresh_dependent_caches(__name__, globals())
+#: the files whose constants the kernels above compile in besides burako_env/fast.py's functions
+#: (NEG, MAX_ROUNDS, CANASTA_LENGTH, the tile constants): numba's cache would keep their old values
+COMPILED_IN = tuple(
+    str(Path(m.__file__))  # type: ignore[arg-type]
+    for m in (heuristic_facts, heuristic_simulation, melds_module, tiles_module)
+)
+# recompile the kernels when one of those files or burako_env/fast.py changed
+F.refresh_dependent_caches(__name__, globals(), COMPILED_IN)
 
 __all__ = [
     "COMPILED_AGENTS",

@@ -582,18 +582,19 @@ def fast_tables(rules: Rules, num_players: int) -> FastTables:
 _jit = functools.partial(numba.njit, cache=True, nogil=True)
 
 
-def refresh_dependent_caches(module: str, namespace: Mapping[str, Any]) -> bool:
-    """Flush the on-disk caches of ``module``'s numba kernels if this file changed since they were
-    compiled; returns whether it flushed. numba keys a cached kernel on its own file only, and the
-    kernels of burako_env/vector.py and agents/fast_search.py compile this module's functions into
+def refresh_dependent_caches(module: str, namespace: Mapping[str, Any], also: tuple[str, ...] = ()) -> bool:
+    """Flush the on-disk caches of ``module``'s numba kernels if this file (or a file of ``also``) changed
+    since they were compiled; returns whether it flushed. numba keys a cached kernel on its own file only,
+    and the kernels of burako_env/vector.py and agents/fast_search.py compile this module's functions into
     themselves: after an edit here they would go on running the old code from their caches. Each such
     module calls this at import (``refresh_dependent_caches(__name__, globals())``); a stamp beside its
-    cache holds the hash of this file they were compiled against."""
+    cache holds the hash of this file they were compiled against. ``also``: other files whose functions
+    or constants the kernels compile in (agents/fast_planner.py's heuristics' constants)."""
     kernels = [v for v in namespace.values() if isinstance(v, numba.core.registry.CPUDispatcher)]
     caches = [k._cache for k in kernels if getattr(k, "_cache", None) is not None and k._cache.cache_path]
     if not caches:
         return False
-    digest = hashlib.sha1(Path(__file__).read_bytes()).hexdigest()
+    digest = hashlib.sha1(b"".join(Path(f).read_bytes() for f in (__file__, *also))).hexdigest()
     stamp = Path(caches[0].cache_path) / f"{module}.core-sha1"
     try:
         if stamp.is_file() and stamp.read_text(encoding="ascii") == digest:

@@ -94,6 +94,17 @@ def test_compiled_heuristics_choose_as_the_python_policies_slow(style: str) -> N
         compare(load_rules(preset, overrides), n, style, games=3, seed=200 + i)
 
 
+def test_every_weight_the_policies_read_reaches_the_kernels() -> None:
+    """A new ``HeuristicWeights`` field is read by name into the kernels' weights vector: all of them but
+    ``canasta_share`` (read through the melds' worth) and the search's static evaluation (``eval_*``)."""
+    import dataclasses
+
+    from agents.heuristic import HeuristicWeights
+
+    fields = {f.name for f in dataclasses.fields(HeuristicWeights)}
+    assert set(fast_planner.WEIGHT_NAMES) == {n for n in fields if not n.startswith("eval_")} - {"canasta_share"}
+
+
 def test_compiled_tables_only_for_the_heuristics_with_weights() -> None:
     rules = load_rules("burako")
     assert fast_planner.compiled_tables("planner", {}, rules, 2) is not None
