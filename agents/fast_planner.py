@@ -727,6 +727,19 @@ def _next_holds(st, T, p, unseen, one, two):
 
 
 @_jit
+def _discard_facts(st, T, H, p):
+    """What a discard's keep and feed read (Position.unseen, and the planner's next_holds):
+    the unseen copies per kind, and the next player's chances of one and of two."""
+    unseen = np.zeros(NK, dtype=np.int64)
+    F.unseen_counts(st, p, T, unseen)
+    one = np.zeros(NK)
+    two = np.zeros(NK)
+    if H[H_FLAGS][G_PLANNER]:
+        _next_holds(st, T, p, unseen, one, two)
+    return unseen, one, two
+
+
+@_jit
 def _feed(st, T, H, p, kind, one, two):
     """HeuristicPolicy._feed, plus (planner) the next player's chance of a pair for it."""
     W, G = H[H_WEIGHTS], H[H_FLAGS]
@@ -967,12 +980,7 @@ def choose(st, T, H, mask):
         tile = st[F.PRIV_TILE]
         action = F.KEEP
         if tile >= 0:
-            unseen = np.zeros(NK, dtype=np.int64)
-            F.unseen_counts(st, p, T, unseen)
-            one = np.zeros(NK)
-            two = np.zeros(NK)
-            if H[H_FLAGS][G_PLANNER]:
-                _next_holds(st, T, p, unseen, one, two)
+            unseen, one, two = _discard_facts(st, T, H, p)
             worth = _keep(st, T, H, hand, own_addable, unseen, tile) + _feed(st, T, H, p, tile, one, two)
             action = F.KEEP if worth >= W[W_PRIVILEGE_KEEP_THRESHOLD] else F.REJECT
     elif phase == F.P_CHOOSE_END:
@@ -1001,12 +1009,7 @@ def choose(st, T, H, mask):
 def _play(st, T, H, p, mask, hand, own_addable, memo):
     """HeuristicPolicy._play: the best meld or addition worth doing now, else the
     cheapest discard, else the best of the rest (ties: the lower id)."""
-    unseen = np.zeros(NK, dtype=np.int64)
-    F.unseen_counts(st, p, T, unseen)
-    one = np.zeros(NK)
-    two = np.zeros(NK)
-    if H[H_FLAGS][G_PLANNER]:
-        _next_holds(st, T, p, unseen, one, two)
+    unseen, one, two = _discard_facts(st, T, H, p)
     best_good, best_good_score = -1, 0.0
     best_rest, best_rest_score = -1, 0.0
     best_discard, best_cost = -1, 0.0
