@@ -48,7 +48,8 @@ plus the baselines; with no snapshot yet the baselines get every other game,
 80% in the reference config), ``running`` (the config's league once a run is
 under way: ``max_snapshots`` snapshots in it, copies of the starting network
 that cost what trained ones cost, so ``baseline_fraction`` holds; 20% in the
-reference config, ``--variant NAME:baseline_fraction=0.4`` its later share),
+reference config, ``--variant NAME:baseline_fraction=0.8`` its later share: a field a
+path or variant sets drops the config's schedule of that field),
 ``selfplay`` (``self_play_fraction: 1``: the loop without baseline agents), or
 ``both`` (config and selfplay).
 """
@@ -119,7 +120,10 @@ def make_trainer(
     """``path``'s trainer; ``fields``: its config fields (default ``PATHS[path]``; a variant's come this way)."""
     fields = PATHS[path] if fields is None else fields
     overrides = ["bc_teacher=null", f"run_root={run_root}", "eval_every=0", *fields, *LEAGUES[league]]
-    overrides += unscheduled(config, LEAGUE_FIELDS.get(league, set()))
+    # a field the path or variant sets wins over the config's schedule of it (the reference config schedules
+    # baseline_fraction from 0.2: a variant's 0.8 was undone at update 0 until 2026-12-06)
+    named = {f.split("=", 1)[0] for f in fields if "=" in f and not f.startswith("env.")}
+    overrides += unscheduled(config, LEAGUE_FIELDS.get(league, set()) | named)
     if batch is not None:
         overrides.append(f"batch_size={batch}")
     trainer = Trainer(load_config(config, overrides), progress=False)
