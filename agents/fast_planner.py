@@ -1062,20 +1062,29 @@ def tables_for(rules: Rules, num_players: int, weights: Any = None, style: str =
     return planner_tables(rules, num_players, resolve_weights(weights, preset), style == "planner")
 
 
+def choose_game(game: FastGame, tables: tuple[np.ndarray, ...]) -> int:
+    """:func:`choose` for a :class:`~burako_env.fast.FastGame` (``tables``: a :class:`PlannerTables`'s
+    ``kernel_args``). Its state goes in read-only, as a batched env's rows reach :func:`choose_rows`,
+    so both calls share one compiled :func:`choose` (each array type is a compilation of its own)."""
+    st = game.st.view()
+    st.flags.writeable = False
+    return int(choose(st, game.args, tables, game.legal_mask()))
+
+
 def compile_kernels() -> float:
-    """Compile (or load from numba's disk cache) the kernels for the ways they are called: a
-    :class:`~burako_env.fast.FastGame`'s state and mask, and a batched env's read-only rows
-    (``choose_rows``); returns the seconds it took (scripts/install.sh)."""
+    """Compile (or load from numba's disk cache) the kernels as they are called (a batched env's
+    read-only rows, and :func:`choose_game`'s single game, the same types); returns the seconds it
+    took (scripts/install.sh)."""
     from burako_env.vector import BurakoVectorEnv
 
     start = time.perf_counter()
     game = FastGame.new_game(np.random.default_rng(0))
-    for style in COMPILED_AGENTS:
-        choose(game.st, game.args, tables_for(game.tables.rules, 2, None, style).kernel_args, game.legal_mask())
     env = BurakoVectorEnv(2, num_threads=1)
     env.reset(seed=0)
     out = np.zeros(2, dtype=np.int64)
     choose_rows(env.states, env.masks, np.arange(2), env.tables.kernel_args, tables_for(env.rules, 2).kernel_args, out)
+    for style in COMPILED_AGENTS:
+        choose_game(game, tables_for(game.tables.rules, 2, None, style).kernel_args)
     return time.perf_counter() - start
 
 
@@ -1104,6 +1113,7 @@ __all__ = [
     "COMPILED_AGENTS",
     "PlannerTables",
     "choose",
+    "choose_game",
     "choose_rows",
     "compile_kernels",
     "compiled_tables",

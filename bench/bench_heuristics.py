@@ -11,7 +11,7 @@ figure the median of ``--rounds`` passes, microseconds a decision:
 |------------------|------------------------------------------------------------------------------|
 | python+view      | ``state.determinize`` (what ``view.public_state()`` does) and ``choose``     |
 | python           | ``PlannerPolicy.choose`` on a ready determinization                          |
-| compiled         | ``fast_planner.choose`` called from Python on a ``FastGame``'s state          |
+| compiled         | ``fast_planner.choose_game`` called from Python on a ``FastGame``            |
 | compiled batch   | ``fast_planner.choose_rows`` over all positions in one call (the rollout's)  |
 
 The compiled paths are checked to choose the Python policy's actions before timing.
@@ -73,7 +73,7 @@ def main() -> None:
     out = np.zeros(len(games), dtype=np.int64)
     fast_planner.choose_rows(flat, masks, np.arange(len(games)), core, tables, out)
     assert out.tolist() == expected, "the compiled heuristic chose otherwise"
-    assert [fast_planner.choose(g.st, core, tables, m) for g, m in zip(games, masks, strict=True)] == expected
+    assert [fast_planner.choose_game(g, tables) for g in games] == expected
 
     def timed(run: object) -> float:
         samples = []
@@ -92,9 +92,7 @@ def main() -> None:
             ]
         ),
         "python": timed(lambda: [policy.choose(v, legal) for v, legal in zip(views, legal_lists, strict=True)]),
-        "compiled": timed(
-            lambda: [fast_planner.choose(g.st, core, tables, m) for g, m in zip(games, masks, strict=True)]
-        ),
+        "compiled": timed(lambda: [fast_planner.choose_game(g, tables) for g in games]),
         "compiled batch": timed(
             lambda: fast_planner.choose_rows(flat, masks, np.arange(len(games)), core, tables, out)
         ),

@@ -37,7 +37,7 @@ def compare(rules: Rules, num_players: int, style: str, games: int, seed: int, w
         while not state.hand_over:
             legal = np.flatnonzero(state.legal_mask()).tolist()
             game = FastGame.from_game_state(state)
-            compiled = fast_planner.choose(game.st, game.args, tables, game.legal_mask())
+            compiled = fast_planner.choose_game(game, tables)
             python = policy.choose(state.determinize(state.current, rng), legal)
             assert compiled == python, (
                 f"{style} on {rules.name} {num_players}p, hand {g} of seed {seed}, phase {state.phase.name}: "

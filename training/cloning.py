@@ -118,7 +118,7 @@ def _compiled_teacher_hand(
     game = FastGame.new_game(np.random.default_rng(deal_seed), rules, num_players)
     while not game.hand_over:
         mask = game.legal_mask()
-        action = int(fast_planner.choose(game.st, game.args, tables, mask))
+        action = fast_planner.choose_game(game, tables)
         legal = np.flatnonzero(mask)
         if legal.size > 1:
             seat = game.current
