@@ -54,6 +54,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from agents.pair_kernel import fused_eligible, fused_pair_logits
 from burako_env.actions import MAX_MELD_SLOTS, NUM_ACTIONS
 from burako_env.melds import MELD_FEATURE_OFFSETS, MELD_FEATURE_SIZE, MELD_PRESENT
 from burako_env.observation import RULE_FEATURES, layout_id, observation_layout, observation_size
@@ -498,7 +499,12 @@ def pair_logits(
     h: torch.Tensor, rows: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, cols: torch.Tensor
 ) -> torch.Tensor:
     """Logits of (row, head row) pairs: row ``rows`` of the torso output ``h``
-    dotted with row ``cols`` of a policy head's ``weight``, plus its ``bias``."""
+    dotted with row ``cols`` of a policy head's ``weight``, plus its ``bias``.
+
+    float32 on the CPU: one compiled loop (``agents/pair_kernel.py``, 4x the torch ops below,
+    the same values up to float rounding); elsewhere the torch ops."""
+    if fused_eligible(h, weight, bias):
+        return fused_pair_logits(h, rows, weight, bias, cols)
     # index_select, not h[rows]: its backward is an index_add, several times
     # faster on CPU than advanced indexing's index_put (bench/README.md, profile)
     return (h.index_select(0, rows) * weight.index_select(0, cols)).sum(1) + bias.index_select(0, cols)
