@@ -121,7 +121,8 @@ def test_compiled_baselines_play_the_python_baselines_games(
 ) -> None:
     """``compiled_baselines`` changes where the planner and greedy move, nothing else: every move of
     every game, every stored decision and every credited episode equal the Python agents' rollout
-    from the same seed (beside a baseline that stays Python, with and without the worker process)."""
+    from the same seed (beside a baseline that stays Python, with and without the worker process),
+    though the compiled moves are chosen in a second thread while the forward passes run."""
     results = []
     for compiled in (False, True):
         cfg = vector_config(
@@ -146,9 +147,12 @@ def test_compiled_baselines_play_the_python_baselines_games(
             stored = [(ep.seat, ep.opponent, ep.reward, rollout.store.actions[ep.rows].tolist()) for ep in episodes]
             if compiled:  # no readable mirror of a game the compiled heuristics play
                 assert not {i for i in rollout.mirrors if rollout.opponent[i] in ("planner", "greedy")}
+                # they chose in their own thread beside the forward passes (training/rollout.py)
+                assert rollout._compiled_thread is not None
             results.append((rollout.trace, stored, opponents, trainer.episodes_done))
         finally:
             trainer.close()
+        assert rollout._compiled_thread is None  # closed with the trainer
     (trace, stored, opponents, hands), (trace_c, stored_c, _, hands_c) = results
     assert {"planner", "greedy"} <= opponents and hands >= 6
     assert trace_c == trace

@@ -1288,7 +1288,7 @@ class Trainer:
         return path
 
     def close(self) -> None:
-        """Stop the rollout's worker process, if it has one (``baseline_worker_share``)."""
+        """Stop the rollout's worker process (``baseline_worker_share``) and thread (compiled baselines), if any."""
         close = getattr(self.rollout, "close", None)
         if close is not None:
             close()

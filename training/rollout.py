@@ -11,7 +11,10 @@ every step each game makes one decision, by whoever holds its current seat:
 | ``snapshot:N``    | one forward pass per frozen snapshot in play, for all its rows   |
 | ``planner``,      | compiled (``compiled_baselines``, agents/fast_planner.py): one   |
 | ``greedy``        | kernel call per heuristic for all its rows, on the games' flat   |
-|                   | states where they lie; the Python agents' moves, move for move   |
+|                   | states where they lie; the Python agents' moves, move for move.  |
+|                   | The kernel releases the GIL, so it runs in a second thread while |
+|                   | the forward passes run here (the learner's and snapshots' moves  |
+|                   | never read its answer); ``timing["baselines"]`` is the wait left |
 | baseline (agent)  | the agent's ``act`` on a readable ``GameState`` mirror of the    |
 |                   | game (read back once, ``env.game_state(i)``, at the baseline's   |
 |                   | first move of the hand, then kept in step by applying every move |
@@ -48,6 +51,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -234,6 +238,10 @@ class StoredCollect:
 class VectorRollout(StoredCollect):
     """The trainer's games on the batched compiled core (module docstring)."""
 
+    #: the compiled baselines choose in a second thread while the forward passes run; False: after them, in
+    #: this thread (the same moves; what the benchmark compares against)
+    overlap_compiled_baselines: bool = True
+
     def __init__(self, trainer: Trainer, num_threads: int | None = None) -> None:
         self.trainer = trainer
         cfg = trainer.cfg
@@ -275,6 +283,9 @@ class VectorRollout(StoredCollect):
                 tables = fast_planner.compiled_tables(name, cfg.league_baseline_options.get(name, {}), trainer.rules, n)
                 if tables is not None:
                     self.compiled[name] = tables.kernel_args
+        #: the thread the compiled baselines choose in while the forward passes run (one kernel call at a
+        #: time, so no numba parallel section: the kernels are plain loops); made at the first such step
+        self._compiled_thread: ThreadPoolExecutor | None = None
         remote_names = set(cfg.league_baselines) - set(self.compiled)
         self.worker = BaselineWorker(trainer.rules, n) if self.remote_games.any() and remote_names else None
         self.events: list[tuple[Any, ...]] = []
@@ -386,6 +397,11 @@ class VectorRollout(StoredCollect):
         if remote_rows:  # the worker plays these while the forward passes and the other baselines run here
             baseline_rows = [i for i in baseline_rows if not self.remote_games[i]]
             self._submit_baseline_moves(remote_rows, current, masks)
+        compiled_moves: Future[list[tuple[np.ndarray, np.ndarray]]] | None = None
+        if compiled_rows and (learner_rows.size or snapshot_rows) and self.overlap_compiled_baselines:
+            if self._compiled_thread is None:
+                self._compiled_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="compiled-baselines")
+            compiled_moves = self._compiled_thread.submit(self._compiled_choices, compiled_rows, masks)
         t1 = clock()
         stored = self._no_rows
         if learner_rows.size:
@@ -420,10 +436,11 @@ class VectorRollout(StoredCollect):
                 chosen, _, _ = sample_actions(groups, obs, mask)
             actions[index] = chosen.cpu().numpy()
         t3 = clock()
-        for name, rows in compiled_rows.items():
-            index = np.asarray(rows, dtype=np.int64)
-            chosen_np = np.empty(index.size, dtype=np.int64)
-            fast_planner.choose_rows(env.states, masks, index, env.tables.kernel_args, self.compiled[name], chosen_np)
+        if compiled_moves is not None:
+            choices = compiled_moves.result()
+        else:
+            choices = self._compiled_choices(compiled_rows, masks)
+        for index, chosen_np in choices:
             actions[index] = chosen_np
         for i in baseline_rows:
             seat = int(current[i])
@@ -460,6 +477,19 @@ class VectorRollout(StoredCollect):
             timing["baselines"] += self._submit_seconds
         return int(learner_rows.size)
 
+    def _compiled_choices(
+        self, compiled_rows: dict[str, list[int]], masks: np.ndarray
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The compiled baselines' moves: ``(games, actions)`` per heuristic (read-only on the games)."""
+        env = self.env
+        choices = []
+        for name, rows in compiled_rows.items():
+            index = np.asarray(rows, dtype=np.int64)
+            chosen = np.empty(index.size, dtype=np.int64)
+            fast_planner.choose_rows(env.states, masks, index, env.tables.kernel_args, self.compiled[name], chosen)
+            choices.append((index, chosen))
+        return choices
+
     def _submit_baseline_moves(self, rows: list[int], current: np.ndarray, masks: np.ndarray) -> None:
         """Send the worker what happened since the last step it heard of (a game's mirror at its
         baseline's first move of the hand) and the moves this step wants from it."""
@@ -477,9 +507,13 @@ class VectorRollout(StoredCollect):
         self._submit_seconds = time.perf_counter() - start
 
     def close(self) -> None:
-        """Stop the baseline worker, if any (the rollout cannot step after this)."""
+        """Stop the baseline worker and the compiled baselines' thread, if any (the rollout cannot step after
+        this)."""
         if self.worker is not None:
             self.worker.close()
+        if self._compiled_thread is not None:
+            self._compiled_thread.shutdown(wait=True)
+            self._compiled_thread = None
 
 
 def ready_opponent(
