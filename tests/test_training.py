@@ -24,7 +24,17 @@ from burako_env.observation import Observer, layout_id
 from burako_env.rules import load_rules
 from training.league import SELF, League
 from training.network import evaluate_actions, legal_log_probs, sample_actions
-from training.ppo import PPOConfig, Trainer, explained_variance, gae, load_config, main, monte_carlo_returns
+from training.ppo import (
+    PPOConfig,
+    Trainer,
+    explained_variance,
+    gae,
+    load_config,
+    main,
+    monte_carlo_returns,
+    policy_loss,
+    value_loss,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 SMOKE = ROOT / "configs" / "ppo_smoke.yaml"
@@ -302,6 +312,29 @@ def test_gae_with_a_terminal_reward_only() -> None:
     adv, ret = gae(values, 1.0, gamma=1.0, lam=0.5)
     # delta1 = 1 - 0.5 = 0.5; delta0 = 0.5 - 0.2 = 0.3; adv0 = 0.3 + 0.5 * 0.5
     assert np.allclose(adv, [0.55, 0.5]) and np.allclose(ret, [0.75, 1.0])
+
+
+def test_clipped_value_loss_takes_each_rows_larger_error() -> None:
+    """``clip_vloss``: a row's error is the larger of the new value's and the old value moved at most
+    ``clip_coef`` towards the new one; without it, the plain mean squared error (halved)."""
+    values = torch.tensor([1.0, 0.0, 2.0])
+    old = torch.tensor([0.5, 0.5, 0.5])
+    returns = torch.tensor([0.0, 1.0, 2.0])
+    # plain squared errors 1, 1, 0; clipped values 0.7, 0.3, 0.7 -> 0.49, 0.49, 1.69; larger: 1, 1, 1.69
+    assert value_loss(values, old, returns, 0.2).item() == pytest.approx(0.5 * 3.69 / 3)
+    assert value_loss(values, old, returns, None).item() == pytest.approx(0.5 * 2 / 3)
+    # a value within clip_coef of the old one: both errors are the same
+    assert value_loss(torch.tensor([0.6]), torch.tensor([0.5]), torch.tensor([0.0]), 0.2).item() == pytest.approx(0.18)
+
+
+def test_policy_loss_clips_the_ratio_on_normalised_advantages() -> None:
+    """PPO's surrogate: advantages normalised per minibatch (not for a single row), then the mean of
+    ``max(-A r, -A clip(r))``: a good move's ratio counts up to 1 + c, a bad one's down to 1 - c."""
+    a = 1 / math.sqrt(2)  # [1, -1] normalised (unbiased std sqrt(2))
+    loss = policy_loss(torch.tensor([1.5, 0.5]), torch.tensor([1.0, -1.0]), 0.2)
+    assert loss.item() == pytest.approx((-a * 1.2 + a * 0.8) / 2, rel=1e-6)
+    assert policy_loss(torch.tensor([2.0]), torch.tensor([3.0]), 0.2).item() == pytest.approx(-3.0 * 1.2)
+    assert policy_loss(torch.tensor([0.9]), torch.tensor([3.0]), 0.2).item() == pytest.approx(-3.0 * 0.9)
 
 
 def test_explained_variance_against_each_decisions_own_result() -> None:

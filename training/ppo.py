@@ -679,6 +679,26 @@ def gae(
     return adv, adv + values
 
 
+def policy_loss(ratio: torch.Tensor, advantages: torch.Tensor, clip_coef: float) -> torch.Tensor:
+    """PPO's clipped surrogate (to minimise), with the minibatch's advantages normalised (when it has more
+    than one): the mean of ``max(-A * r, -A * clip(r, 1 - c, 1 + c))``."""
+    if advantages.numel() > 1:
+        advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+    return torch.max(-advantages * ratio, -advantages * torch.clamp(ratio, 1 - clip_coef, 1 + clip_coef)).mean()
+
+
+def value_loss(
+    values: torch.Tensor, old_values: torch.Tensor, returns: torch.Tensor, clip_coef: float | None
+) -> torch.Tensor:
+    """Half the mean squared error of the values against the returns; with ``clip_coef`` (``clip_vloss``)
+    each row's error is the larger of the plain one and the one of the old value moved by at most
+    ``clip_coef`` towards the new (CleanRL's clipped value loss)."""
+    if clip_coef is None:
+        return 0.5 * ((values - returns) ** 2).mean()
+    clipped = old_values + torch.clamp(values - old_values, -clip_coef, clip_coef)
+    return 0.5 * torch.max((values - returns) ** 2, (clipped - returns) ** 2).mean()
+
+
 def initial_weights(path: str, shape: NetworkShape) -> dict[str, torch.Tensor]:
     """``init_checkpoint``'s weights (a policy or training checkpoint, read safely); a network of
     another shape or layout is refused by name, before the run folder exists."""
@@ -943,17 +963,8 @@ class Trainer:
                 with torch.no_grad():
                     approx_kl = ((ratio - 1) - log_ratio).mean().item()
                     clipfracs.append(((ratio - 1.0).abs() > cfg.clip_coef).float().mean().item())
-                mb_adv = advantages[idx]
-                if mb_adv.numel() > 1:
-                    mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
-                pg_loss = torch.max(
-                    -mb_adv * ratio, -mb_adv * torch.clamp(ratio, 1 - cfg.clip_coef, 1 + cfg.clip_coef)
-                ).mean()
-                if cfg.clip_vloss:
-                    v_clipped = old_values[idx] + torch.clamp(values - old_values[idx], -cfg.clip_coef, cfg.clip_coef)
-                    v_loss = 0.5 * torch.max((values - returns[idx]) ** 2, (v_clipped - returns[idx]) ** 2).mean()
-                else:
-                    v_loss = 0.5 * ((values - returns[idx]) ** 2).mean()
+                pg_loss = policy_loss(ratio, advantages[idx], cfg.clip_coef)
+                v_loss = value_loss(values, old_values[idx], returns[idx], cfg.clip_coef if cfg.clip_vloss else None)
                 loss = pg_loss - cfg.ent_coef * entropy + cfg.vf_coef * v_loss
                 if kl_to_anchor is not None:
                     loss = loss + cfg.anchor_kl_coef * kl_to_anchor
