@@ -159,6 +159,45 @@ def test_compiled_baselines_play_the_python_baselines_games(
     assert stored_c == stored and hands_c == hands
 
 
+def test_an_interrupted_step_waits_for_the_compiled_baselines_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C during the forward passes (a notebook): the step re-raises only once the compiled baselines'
+    kernel has stopped reading the games, so a step or reset right after cannot move them under it."""
+    import time
+
+    import training.rollout as rollout_module
+
+    cfg = vector_config(tmp_path, league_baselines=["planner"], self_play_fraction=0.2, baseline_fraction=0.8)
+    trainer = Trainer(cfg, progress=False)
+    rollout = trainer.vector
+    assert rollout is not None
+    finished: list[bool] = []
+
+    def slow_choices(compiled_rows: dict[str, list[int]], masks: np.ndarray) -> list[Any]:
+        time.sleep(0.3)
+        finished.append(True)
+        return []
+
+    def interrupted(*args: Any, **kwargs: Any) -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(rollout, "_compiled_choices", slow_choices)
+    monkeypatch.setattr(rollout_module, "sample_actions", interrupted)
+    try:
+        for _ in range(50):  # until a step has planner moves beside learner rows
+            before = len(finished)
+            try:
+                rollout.step([])
+            except KeyboardInterrupt:
+                if rollout._compiled_thread is not None:
+                    break
+        assert rollout._compiled_thread is not None
+        assert len(finished) == before + 1  # the threaded kernel call had finished when the step raised
+    finally:
+        trainer.close()
+
+
 @pytest.mark.parametrize(
     ("num_players", "teacher", "options"), [(2, "planner", {}), (4, "greedy", {"weights": {"feed_base": 9.0}})]
 )

@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -403,38 +403,43 @@ class VectorRollout(StoredCollect):
                 self._compiled_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="compiled-baselines")
             compiled_moves = self._compiled_thread.submit(self._compiled_choices, compiled_rows, masks)
         t1 = clock()
-        stored = self._no_rows
-        if learner_rows.size:
-            store = self.store
-            obs_np = env.obs[learner_rows]
-            mask_np = masks[learner_rows].view(np.bool_)
-            hidden = env.privileged(learner_rows, current[learner_rows]) if store.privileged.shape[1] else None
-            stored = store.put(obs_np, mask_np, hidden)
-            if store.potentials.shape[1]:
-                margins = env.table_margins(learner_rows, current[learner_rows])
-                store.potentials[stored, 0] = score_term(margins, t.cfg.score_weight, t.cfg.reward_scale)
-            obs = torch.from_numpy(obs_np).to(t.device)
-            mask = torch.from_numpy(mask_np).to(t.device)
-            privileged = torch.from_numpy(hidden).to(t.device) if hidden is not None else None
-            with t.autocast():
-                chosen, logp, values = sample_actions(t.net, obs, mask, privileged=privileged)
-            chosen_np = chosen.cpu().numpy()
-            store.actions[stored] = chosen_np
-            store.logprobs[stored] = logp.cpu().numpy()
-            store.values[stored] = values.cpu().numpy()
-            actions[learner_rows] = chosen_np
-            live = self.live
-            for row, i in zip(stored.tolist(), learner_rows.tolist(), strict=True):
-                live[i][current[i]].append(row)
-        t2 = clock()
-        if snapshot_rows:  # every snapshot's rows in one sampling pass, each through its own torso
-            index = np.concatenate([np.asarray(rows) for rows in snapshot_rows.values()])
-            groups = t.snapshot_groups(list(snapshot_rows), [len(rows) for rows in snapshot_rows.values()])
-            obs = torch.from_numpy(env.obs[index]).to(t.device)
-            mask = torch.from_numpy(masks[index].view(np.bool_)).to(t.device)
-            with t.autocast():
-                chosen, _, _ = sample_actions(groups, obs, mask)
-            actions[index] = chosen.cpu().numpy()
+        try:
+            stored = self._no_rows
+            if learner_rows.size:
+                store = self.store
+                obs_np = env.obs[learner_rows]
+                mask_np = masks[learner_rows].view(np.bool_)
+                hidden = env.privileged(learner_rows, current[learner_rows]) if store.privileged.shape[1] else None
+                stored = store.put(obs_np, mask_np, hidden)
+                if store.potentials.shape[1]:
+                    margins = env.table_margins(learner_rows, current[learner_rows])
+                    store.potentials[stored, 0] = score_term(margins, t.cfg.score_weight, t.cfg.reward_scale)
+                obs = torch.from_numpy(obs_np).to(t.device)
+                mask = torch.from_numpy(mask_np).to(t.device)
+                privileged = torch.from_numpy(hidden).to(t.device) if hidden is not None else None
+                with t.autocast():
+                    chosen, logp, values = sample_actions(t.net, obs, mask, privileged=privileged)
+                chosen_np = chosen.cpu().numpy()
+                store.actions[stored] = chosen_np
+                store.logprobs[stored] = logp.cpu().numpy()
+                store.values[stored] = values.cpu().numpy()
+                actions[learner_rows] = chosen_np
+                live = self.live
+                for row, i in zip(stored.tolist(), learner_rows.tolist(), strict=True):
+                    live[i][current[i]].append(row)
+            t2 = clock()
+            if snapshot_rows:  # every snapshot's rows in one sampling pass, each through its own torso
+                index = np.concatenate([np.asarray(rows) for rows in snapshot_rows.values()])
+                groups = t.snapshot_groups(list(snapshot_rows), [len(rows) for rows in snapshot_rows.values()])
+                obs = torch.from_numpy(env.obs[index]).to(t.device)
+                mask = torch.from_numpy(masks[index].view(np.bool_)).to(t.device)
+                with t.autocast():
+                    chosen, _, _ = sample_actions(groups, obs, mask)
+                actions[index] = chosen.cpu().numpy()
+        except BaseException:  # Ctrl-C in a notebook: the games must not move while the kernel reads them
+            if compiled_moves is not None:
+                wait([compiled_moves])
+            raise
         t3 = clock()
         if compiled_moves is not None:
             choices = compiled_moves.result()
