@@ -505,6 +505,13 @@ def pair_logits(
     the same values up to float rounding); elsewhere the torch ops."""
     if fused_eligible(h, weight, bias):
         return fused_pair_logits(h, rows, weight, bias, cols)
+    return torch_pair_logits(h, rows, weight, bias, cols)
+
+
+def torch_pair_logits(
+    h: torch.Tensor, rows: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, cols: torch.Tensor
+) -> torch.Tensor:
+    """:func:`pair_logits` in torch ops (off the CPU, other dtypes, ``BURAKO_PAIR_KERNEL=0``)."""
     # index_select, not h[rows]: its backward is an index_add, several times
     # faster on CPU than advanced indexing's index_put (bench/README.md, profile)
     return (h.index_select(0, rows) * weight.index_select(0, cols)).sum(1) + bias.index_select(0, cols)

@@ -10,15 +10,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from agents.network import pair_logits  # noqa: E402
+from agents.network import pair_logits, torch_pair_logits  # noqa: E402
 from agents.pair_kernel import fused_eligible, fused_pair_logits  # noqa: E402
-
-
-def torch_pair_logits(
-    h: torch.Tensor, rows: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, cols: torch.Tensor
-) -> torch.Tensor:
-    """The torch ops of ``pair_logits`` (what runs off the CPU or in another dtype)."""
-    return (h.index_select(0, rows) * weight.index_select(0, cols)).sum(1) + bias.index_select(0, cols)
 
 
 def _problem(seed: int, n: int = 64, width: int = 32, actions: int = 50) -> tuple[torch.Tensor, ...]:
@@ -97,11 +90,10 @@ def test_fused_pair_logits_propagate_a_nan() -> None:
 def test_the_environment_switch_keeps_the_torch_ops() -> None:
     """``BURAKO_PAIR_KERNEL=0`` (the benchmark's before) turns the kernel off for the process."""
     code = (
-        "import torch; from agents.network import pair_logits; from agents import pair_kernel; "
+        "import torch; from agents.network import pair_logits, torch_pair_logits; from agents import pair_kernel; "
         "h = torch.randn(4, 256); w = torch.randn(9, 256); b = torch.randn(9); "
         "r = torch.tensor([0, 1, 1, 3]); c = torch.tensor([8, 0, 5, 5]); "
-        "torch_ops = (h.index_select(0, r) * w.index_select(0, c)).sum(1) + b.index_select(0, c); "
-        "print(pair_kernel.ENABLED, torch.equal(pair_logits(h, r, w, b, c), torch_ops))"
+        "print(pair_kernel.ENABLED, torch.equal(pair_logits(h, r, w, b, c), torch_pair_logits(h, r, w, b, c)))"
     )
     for value, expected in (("0", "False True"), ("1", "True")):
         env = {**os.environ, "BURAKO_PAIR_KERNEL": value}
