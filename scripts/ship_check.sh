@@ -2,6 +2,7 @@
 # Issue 15's shipping check of a trained policy, in one command: held-out duplicate games against the
 # planner on two seeds and against ismcts(simulations=30), then the verdict of the rule
 # docs/training/README.md applies before a network replaces agents/checkpoints/burako_ppo.pt.
+# training/ship_check.py owns the evaluations and the rule; this script runs it in the project's .venv.
 #
 #   bash scripts/ship_check.sh runs/<run folder>/policy.pt             # the last network of a run
 #   GAMES=200 SEARCH_GAMES=40 bash scripts/ship_check.sh <policy.pt>    # a quick look (no verdict worth having)
@@ -11,33 +12,15 @@
 # over 400 games on seed 2026 with its lower bound above 0.5. Exit status 0: it passes; 1: it does not.
 #
 # Overrides: GAMES (per planner seed), SEARCH_GAMES, WORKERS, OUT (folder for the .txt/.json tables,
-# default: the policy's folder), PY (interpreter, default .venv/bin/python). A killed check continues
-# where it stopped when run again (each evaluation resumes from its record file).
+# default: ship_check/ beside the policy), PY (interpreter, default .venv/bin/python). A killed check
+# continues where it stopped when run again (each evaluation resumes from its record file).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 POLICY=${1:?usage: bash scripts/ship_check.sh <policy.pt>}
 [ -f "$POLICY" ] || { echo "ship_check.sh: no such policy file: $POLICY" >&2; exit 2; }
 POLICY=$(cd "$(dirname "$POLICY")" && pwd)/$(basename "$POLICY")
 PY=${PY:-$ROOT/.venv/bin/python}
-GAMES=${GAMES:-1000}
-SEARCH_GAMES=${SEARCH_GAMES:-400}
-WORKERS=${WORKERS:-2}
-OUT=${OUT:-$(dirname "$POLICY")/ship_check}
-mkdir -p "$OUT"
+args=(--games "${GAMES:-1000}" --search-games "${SEARCH_GAMES:-400}" --workers "${WORKERS:-2}")
+[ -n "${OUT:-}" ] && args+=(--out "$OUT")
 cd "$ROOT"
-echo "load: $(uptime)"
-evaluate() {  # evaluate NAME SEED GAMES B-AGENT [B-OPTION...]
-  local name=$1 seed=$2 games=$3 b=$4
-  shift 4
-  local opts=() resume=()
-  for o in "$@"; do opts+=(--b-opt "$o"); done
-  [ -s "$OUT/$name.jsonl.gz" ] && resume=(--resume)
-  echo "== policy vs $b $* ($games games, seed $seed) =="
-  "$PY" -m training.evaluate --a policy --a-opt "checkpoint=$POLICY" --b "$b" "${opts[@]}" --games "$games" \
-    --seed "$seed" --workers "$WORKERS" --record "$OUT/$name.jsonl.gz" --json "$OUT/$name.json" "${resume[@]}" \
-    --no-progress | tee "$OUT/$name.txt"
-}
-evaluate planner_seed2026 2026 "$GAMES" planner
-evaluate planner_seed2027 2027 "$GAMES" planner
-evaluate ismcts30_seed2026 2026 "$SEARCH_GAMES" ismcts simulations=30
-"$PY" -m training.ship_check "$OUT"
+exec "$PY" -m training.ship_check "$POLICY" "${args[@]}"
