@@ -101,7 +101,9 @@ def test_tournament_frames_and_crosstable_matrix() -> None:
 def test_the_shipped_bots_gauntlet_is_a_complete_run_against_the_main_tournaments_field() -> None:
     """docs/tournament/shipped_bot is configs/tournament_shipped_bot.yaml's complete run; its field is
     configs/tournament.yaml's participants under the same names and settings, and its challenger is the
-    checkpoint shipped now (a bot replaced since would make the published games another bot's)."""
+    bot shipped when it was played (``burako_ppo.pt`` then): the third of 2026-12-05, kept since the
+    shipping of 2026-12-06 as ``burako_ppo_2026-12-05c.pt``, which docs/tournament/README.md names, so
+    the published games are never read as the bot shipped now."""
     import hashlib
     import json
 
@@ -116,10 +118,11 @@ def test_the_shipped_bots_gauntlet_is_a_complete_run_against_the_main_tournament
     frames = analysis.tournament_frames(folder)
     assert len(frames["results"]) == len(field) * shipped.games_per_pairing
     assert set(frames["results"]["a"]) == {"shipped_bot"} and set(frames["results"]["b"]) == set(field)
-    checkpoint = ROOT / "agents" / "checkpoints" / "burako_ppo.pt"
+    played = ROOT / "agents" / "checkpoints" / "burako_ppo_2026-12-05c.pt"
     digests = json.loads((folder / "agent_files.json").read_text(encoding="utf-8"))
     path = "agents/checkpoints/burako_ppo.pt"
-    assert digests["shipped_bot"] == {path: hashlib.sha256(checkpoint.read_bytes()).hexdigest()}
+    assert digests["shipped_bot"] == {path: hashlib.sha256(played.read_bytes()).hexdigest()}
+    assert "as `burako_ppo_2026-12-05c.pt`" in (ROOT / "docs" / "tournament" / "README.md").read_text(encoding="utf-8")
 
 
 def test_tensorboard_scalars_reads_back_what_was_written(tmp_path: Path) -> None:
