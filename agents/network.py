@@ -182,9 +182,57 @@ def _runs(indices: np.ndarray) -> list[tuple[int, int]]:
 def slots_in_use(obs: torch.Tensor, start: int, n_slots: int) -> int:
     """How many of a block's meld slots (from ``start``) a batch uses: up to the last whose
     ``present`` feature is set in some row (a block's slots fill from the first, ``_slot_blocks``)."""
-    present = obs[:, start + MELD_PRESENT : start + n_slots * MELD_FEATURE_SIZE : MELD_FEATURE_SIZE]
+    return _prefix_in_use(obs[:, start + MELD_PRESENT : start + n_slots * MELD_FEATURE_SIZE : MELD_FEATURE_SIZE])
+
+
+def _prefix_in_use(present: torch.Tensor) -> int:
+    """Up to the last column of ``present`` (rows x slots) set in some row."""
     in_use = present.ne(0).any(0).nonzero()
     return int(in_use[-1]) + 1 if in_use.numel() else 0
+
+
+@dataclass(frozen=True)
+class CompactRows:
+    """A batch of observation rows reduced to what :meth:`PolicyNet.features` multiplies
+    (:meth:`PolicyNet.compact`): per meld-slot block, its slots up to the last one any row of the
+    batch uses, contiguous, so the slot encoder reads ``(rows x slots, 60)`` views where a full row's
+    slots needed a copy; and of the other segments only the columns some row sets (a 2-player batch:
+    ~26 of 74 slots, ~320 of 446 other columns, so ~1,900 of 4,886 floats a row). An update builds
+    it once and gathers each minibatch's rows from it (:meth:`select`)."""
+
+    #: per block of ``PolicyNet.slot_blocks``: (rows, used slots x 60)
+    slots: tuple[torch.Tensor, ...]
+    #: (rows, kept columns): the other segments' columns in ``rest_cols``
+    rest: torch.Tensor
+    #: the kept columns' positions among the other segments' (``PolicyNet.rest_runs`` in order)
+    rest_cols: torch.Tensor
+
+    def __len__(self) -> int:
+        return self.rest.shape[0]
+
+    def select(self, idx: torch.Tensor, buffers: dict[str, torch.Tensor] | None = None) -> CompactRows:
+        """Rows ``idx`` (into ``buffers``' tensors when given: an update's minibatches reuse them)."""
+        slots = tuple(
+            torch.index_select(part, 0, idx, out=_scratch(buffers, f"slots{i}", idx.numel(), part))
+            for i, part in enumerate(self.slots)
+        )
+        rest = torch.index_select(self.rest, 0, idx, out=_scratch(buffers, "rest", idx.numel(), self.rest))
+        return CompactRows(slots, rest, self.rest_cols)
+
+
+def _scratch(
+    buffers: dict[str, torch.Tensor] | None, name: str, rows: int, like: torch.Tensor, cols: int | None = None
+) -> torch.Tensor | None:
+    """A (rows, cols) tensor of ``like``'s dtype kept in ``buffers`` under ``name`` and reused while it is
+    large enough (a batch's 100 MB tensor freshly allocated each update costs its page faults each
+    time, training/memory.py); None without ``buffers`` (the caller's op allocates)."""
+    if buffers is None:
+        return None
+    cols = like.shape[1] if cols is None else cols
+    held = buffers.get(name)
+    if held is None or held.numel() < rows * cols or held.dtype != like.dtype:
+        held = buffers[name] = like.new_empty(rows * cols)
+    return held[: rows * cols].view(rows, cols)
 
 
 class UnseenCounts(nn.Module):
@@ -331,18 +379,15 @@ class PolicyNet(nn.Module):
         nn.init.orthogonal_(self.value_head.weight, 1.0)
         nn.init.zeros_(self.value_head.bias)
 
-    def features(self, obs: torch.Tensor, privileged: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        """Torso output (batch, hidden) and values (batch,).
+    def features(
+        self, obs: torch.Tensor | CompactRows, privileged: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Torso output (batch, hidden) and values (batch,) of observation rows, or of a batch's
+        :class:`CompactRows` (:meth:`compact`).
 
         ``privileged`` (rows of burako_env/privileged.py's layout) feeds a ``privileged_value`` network's
         value only; without it such a value reads zeros there (the value without hidden tiles)."""
-        if self.input_scale is not None:
-            obs = obs * self.input_scale
-        skip_from = self.skip_empty_slots_from
-        if self.slot_blocks and skip_from is not None and obs.shape[0] >= skip_from and self._skips_empty_slots(obs):
-            pre_activation = self._first_layer_skipping_empty_slots(obs)
-        else:
-            pre_activation = self.torso[0](self._torso_input(obs))
+        pre_activation = self._pre_activation(obs)
         # under a bfloat16 autocast (training's ``precision``) only the encoder and torso run in bfloat16:
         # the heads read a float32 torso output, so values and logits keep float32 resolution
         if self.value_torso is None:
@@ -361,6 +406,17 @@ class PolicyNet(nn.Module):
                 )
                 value_h = self.privileged_value(torch.cat([value_h, hidden], dim=1))
             return h, self.value_head(value_h).squeeze(-1)
+
+    def _pre_activation(self, obs: torch.Tensor | CompactRows) -> torch.Tensor:
+        """The torso's first layer before its ReLU, by the cheapest path that serves ``obs``."""
+        if isinstance(obs, CompactRows):
+            return self._first_layer(obs.rest, self._rest_weight().index_select(1, obs.rest_cols), list(obs.slots))
+        if self.input_scale is not None:
+            obs = obs * self.input_scale
+        skip_from = self.skip_empty_slots_from
+        if self.slot_blocks and skip_from is not None and obs.shape[0] >= skip_from and self._skips_empty_slots(obs):
+            return self._first_layer_skipping_empty_slots(obs)
+        return self.torso[0](self._torso_input(obs))
 
     def _torso_input(self, obs: torch.Tensor) -> torch.Tensor:
         """The torso's input: every slot's encoding in slot order, then the other segments."""
@@ -400,30 +456,71 @@ class PolicyNet(nn.Module):
         the constant ``W_slots @ e0``, summed once per batch and added to the bias (gradients reach
         those weights and the encoder through it). With 2 players a batch uses ~30 of 74 slots
         (bench/README.md)."""
-        first = self.torso[0]
-        batch, hidden, embed = obs.shape[0], first.weight.shape[0], self.shape.slot_embed
-        n_slot_cols = sum(n for _, n in self.slot_blocks) * embed
-        # the other segments: one product over a view of the weights' last columns
         rest = [obs[:, start : start + size] for start, size in self.rest_runs]
         if self.unseen is not None:
             rest.append(self.unseen(obs))
-        rest = torch.cat(rest, dim=1)
-        out = torch.addmm(first.bias, rest, first.weight[:, n_slot_cols:].t())
-        empty_encoding = self.slot_encoder(obs.new_zeros(1, MELD_FEATURE_SIZE))[0]
+        slots = [
+            obs[:, start : start + slots_in_use(obs, start, n_slots) * MELD_FEATURE_SIZE]
+            for start, n_slots in self.slot_blocks
+        ]
+        return self._first_layer(torch.cat(rest, dim=1), self._rest_weight(), slots)
+
+    def _rest_weight(self) -> torch.Tensor:
+        """The torso's first-layer weights of the inputs that are not meld slots (its last columns)."""
+        first = self.torso[0]
+        return first.weight[:, sum(n for _, n in self.slot_blocks) * self.shape.slot_embed :]
+
+    def _first_layer(self, rest: torch.Tensor, rest_weight: torch.Tensor, slots: list[torch.Tensor]) -> torch.Tensor:
+        """The torso's first layer (before its ReLU) from the other segments ``rest`` (their weights
+        ``rest_weight``) and, per slot block, its slots up to the last one in use, ``(rows, used x 60)``:
+        each block's slots past those add the constant ``W_slots @ e0``
+        (:meth:`_first_layer_skipping_empty_slots`)."""
+        first = self.torso[0]
+        batch, hidden, embed = rest.shape[0], first.weight.shape[0], self.shape.slot_embed
+        out = torch.addmm(first.bias, rest, rest_weight.t())
+        empty_encoding: torch.Tensor | None = None
         col = 0
-        for start, n_slots in self.slot_blocks:
-            used = slots_in_use(obs, start, n_slots)
+        for (_, n_slots), part in zip(self.slot_blocks, slots, strict=True):
+            used = part.shape[1] // MELD_FEATURE_SIZE
             weights = first.weight[:, col : col + n_slots * embed]
             if used:
-                encoded = self.slot_encoder(
-                    obs[:, start : start + used * MELD_FEATURE_SIZE].reshape(-1, MELD_FEATURE_SIZE)
-                )
+                encoded = self.slot_encoder(part.reshape(-1, MELD_FEATURE_SIZE))
                 out = out.addmm(encoded.view(batch, used * embed), weights[:, : used * embed].t())
             if used < n_slots:
+                if empty_encoding is None:
+                    empty_encoding = self.slot_encoder(rest.new_zeros(1, MELD_FEATURE_SIZE))[0]
                 unused = weights[:, used * embed :].reshape(hidden, n_slots - used, embed).sum(1)
                 out = out + unused @ empty_encoding
             col += n_slots * embed
         return out
+
+    @property
+    def compacts(self) -> bool:
+        """Whether :meth:`compact` serves this network: Burako's meld slots read as they are (no
+        derived unseen counts, which read columns a compact batch drops)."""
+        return bool(self.slot_blocks) and self.unseen is None and self.input_scale is None
+
+    def compact(
+        self, obs: torch.Tensor, rows: torch.Tensor | None = None, buffers: dict[str, torch.Tensor] | None = None
+    ) -> CompactRows:
+        """Rows ``rows`` of ``obs`` (all of them by default) as :class:`CompactRows` for
+        :meth:`features`: the same first layer, to float rounding (the blocks' slots up to the last
+        one the whole batch uses are multiplied, each minibatch's empty ones among them as zeros).
+        float32 on the CPU, like the empty-slot skipping; ``buffers`` keeps its tensors between calls."""
+        if not self.compacts:
+            raise ValueError("compact: only Burako networks without unseen_input read compact rows")
+        if rows is None:
+            rows = torch.arange(obs.shape[0])
+        slots = []
+        for index, (start, n_slots) in enumerate(self.slot_blocks):
+            present = obs[:, start + MELD_PRESENT : start + n_slots * MELD_FEATURE_SIZE : MELD_FEATURE_SIZE]
+            part = obs[:, start : start + _prefix_in_use(present.index_select(0, rows)) * MELD_FEATURE_SIZE]
+            slots.append(torch.index_select(part, 0, rows, out=_scratch(buffers, f"slots{index}", len(rows), part)))
+        rest = torch.cat([obs[:, start : start + size].index_select(0, rows) for start, size in self.rest_runs], dim=1)
+        rest_cols = rest.ne(0).any(0).nonzero().squeeze(1)
+        kept = _scratch(buffers, "rest", len(rows), rest, len(rest_cols))
+        rest = torch.index_select(rest, 1, rest_cols, out=kept)
+        return CompactRows(tuple(slots), rest, rest_cols)
 
     def logits_of(self, h: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor) -> torch.Tensor:
         """The logits of the (row, action) pairs only: dot products of the torso

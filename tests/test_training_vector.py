@@ -17,7 +17,7 @@ import torch
 from conftest import episodes_by_hand, kill_after_first_checkpoint
 
 from agents import checkpoint as ckpt
-from agents.network import NetworkShape, PolicyNet
+from agents.network import CompactRows, NetworkShape, PolicyNet
 from burako_env.engine import GameState
 from burako_env.observation import Observer
 from burako_env.rules import load_rules
@@ -173,15 +173,32 @@ def test_snapshots_sample_in_one_pass_each_from_its_own_network(tmp_path: Path, 
         trainer.close()
 
 
-@pytest.mark.parametrize(("reuse_buffer", "split"), [(True, "equal"), (False, "equal"), (True, "fixed")])
-def test_every_minibatch_trains_on_its_own_rows_of_the_batch(tmp_path: Path, reuse_buffer: bool, split: str) -> None:
+def expand(net: PolicyNet, rows: CompactRows) -> torch.Tensor:
+    """Full observation rows from compact ones: the dropped slots and columns as zeros."""
+    full = torch.zeros(len(rows), net.shape.obs_size)
+    for (start, _), part in zip(net.slot_blocks, rows.slots, strict=True):
+        full[:, start : start + part.shape[1]] = part
+    rest = torch.cat([torch.arange(start, start + size) for start, size in net.rest_runs])
+    full[:, rest[rows.rest_cols]] = rows.rest
+    return full
+
+
+@pytest.mark.parametrize(
+    ("reuse_buffer", "split", "compact"),
+    [(True, "equal", True), (True, "equal", False), (False, "equal", False), (True, "fixed", True)],
+)
+def test_every_minibatch_trains_on_its_own_rows_of_the_batch(
+    tmp_path: Path, reuse_buffer: bool, split: str, compact: bool
+) -> None:
     """The update gathers each minibatch into one reused buffer (or, as before issue 15, a fresh
     tensor): every minibatch, the short last one included, must see exactly the batch's rows the
     epoch's permutation picked for it. In float32 on the CPU the reused buffer gathers them straight
-    from the decision store's rows (no gathered copy of the whole batch first)."""
+    from the decision store's rows (no gathered copy of the whole batch first); with
+    ``compact_batches`` from the batch's compact rows, which must hold every input that is not zero."""
     cfg = vector_config(tmp_path, self_play_fraction=1.0, league_baselines=[], snapshot_every=0, precision="float32")
     trainer = Trainer(cfg, progress=False)
     trainer.reuse_minibatch_buffer = reuse_buffer
+    trainer.compact_batches = compact
     episodes = trainer.collect()
     obs = torch.from_numpy(episode_batch(episodes)["obs"])
     n = obs.shape[0]
@@ -200,11 +217,43 @@ def test_every_minibatch_trains_on_its_own_rows_of_the_batch(tmp_path: Path, reu
     ]
     seen: list[torch.Tensor] = []
     features = trainer.net.features
-    trainer.net.features = lambda batch, *rest: (seen.append(batch.clone()), features(batch, *rest))[1]  # type: ignore[method-assign]
+
+    def record(batch: torch.Tensor | CompactRows, *rest: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        assert isinstance(batch, CompactRows) == (compact and reuse_buffer)
+        seen.append(expand(trainer.net, batch) if isinstance(batch, CompactRows) else batch.clone())
+        return features(batch, *rest)
+
+    trainer.net.features = record  # type: ignore[method-assign]
     trainer._ppo_update(episodes)
     assert len(seen) == len(expected)
     for got, want in zip(seen, expected, strict=True):
         assert torch.equal(got.cpu(), want)
+
+
+def test_an_update_on_compact_rows_learns_what_the_full_rows_teach(tmp_path: Path) -> None:
+    """``compact_batches`` changes how an update reads its batch, not what it learns: from the same
+    state, the losses and the weights after an update equal the full rows' to float rounding."""
+    cfg = vector_config(tmp_path, self_play_fraction=1.0, league_baselines=[], snapshot_every=0, precision="float32")
+    trainer = Trainer(cfg, progress=False)
+    episodes = trainer.collect()
+    start = (copy.deepcopy(trainer.net.state_dict()), copy.deepcopy(trainer.optimizer.state_dict()))
+    draws = copy.deepcopy(trainer.rng.bit_generator.state)
+    results = []
+    for compact in (False, True):
+        trainer.compact_batches = compact
+        trainer.net.load_state_dict(start[0])
+        trainer.optimizer.load_state_dict(start[1])
+        trainer.rng.bit_generator.state = copy.deepcopy(draws)
+        stats = trainer._ppo_update(episodes)
+        results.append((stats, {k: v.clone() for k, v in trainer.net.state_dict().items()}))
+    (full, full_weights), (compacted, compact_weights) = results
+    assert set(trainer._update_buffers) == {"batch", "minibatch"}  # the compact path ran
+    for key in ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac"):
+        assert compacted[key] == pytest.approx(full[key], rel=1e-4, abs=1e-6), key
+    moved = max(float((full_weights[k] - start[0][k]).abs().max()) for k in full_weights)
+    assert moved > 1e-4  # the update moved the weights, and both paths moved them alike
+    for name, weight in full_weights.items():
+        assert torch.allclose(compact_weights[name], weight, rtol=1e-4, atol=1e-6), name
 
 
 def test_keep_freed_memory_is_accepted_by_glibc() -> None:
@@ -302,6 +351,53 @@ def test_the_first_layer_skips_unused_meld_slots_and_equals_the_dense_product(
         net.features(obs)
     net.features(obs[:15])
     assert len(calls) == 3
+
+
+@pytest.mark.parametrize(("num_players", "value_torso"), [(2, False), (4, False), (2, True)])
+def test_compact_rows_keep_every_input_and_give_the_dense_first_layer(num_players: int, value_torso: bool) -> None:
+    """``PolicyNet.compact`` drops only each block's slots past the last one any row uses and the
+    columns no row sets: expanded, the compact batch and any minibatch of it are the rows again,
+    exactly. Torso outputs, values and every gradient equal the dense product's, on later positions
+    (melds on the table) and on fresh deals (no melds at all); minibatches reuse their buffers."""
+    rules = load_rules("burako")
+    torch.manual_seed(0)
+    net = PolicyNet(NetworkShape.for_env(num_players, rules, hidden=32, slot_embed=4, value_torso=value_torso), rules)
+    with torch.no_grad():  # an empty slot's encoding is not zero, so the dropped slots' constant counts
+        net.slot_encoder[0].bias.uniform_(0.1, 0.5)
+    obs, _ = real_positions(600, num_players, seed=3)
+    net.skip_empty_slots_from = None  # the reference: every slot multiplied
+    for positions in (obs[300:], obs[:20]):
+        store = torch.cat([torch.ones(5, obs.shape[1]), positions])  # the batch is some rows of a store
+        compact = net.compact(store, torch.arange(5, 5 + len(positions)), {})
+        assert torch.equal(expand(net, compact), positions)
+        assert compact.rest.shape[1] < sum(size for _, size in net.rest_runs)  # columns no row sets are gone
+        assert all(part.is_contiguous() for part in compact.slots)
+        assert sum(part.shape[1] for part in compact.slots) < sum(n for _, n in net.slot_blocks) * 60
+        buffers: dict[str, torch.Tensor] = {}
+        first = compact.select(torch.arange(len(positions) // 2), buffers)
+        pointers = [part.data_ptr() for part in (*first.slots, first.rest)]
+        idx = torch.randperm(len(positions))[: len(positions) // 2]
+        minibatch = compact.select(idx, buffers)
+        assert [part.data_ptr() for part in (*minibatch.slots, minibatch.rest)] == pointers  # reused
+        assert torch.equal(expand(net, minibatch), positions[idx])
+        outputs = []
+        for batch in (minibatch, positions[idx]):
+            net.zero_grad()
+            h, values = net.features(batch)
+            (h.square().sum() + values.sum()).backward()
+            outputs.append([h, values] + [p.grad.clone() for p in net.parameters() if p.grad is not None])
+        assert len(outputs[0]) == len(outputs[1]) == 2 + 8 + 2 * value_torso
+        for a, b in zip(*outputs, strict=True):
+            assert torch.allclose(a, b, rtol=1e-4, atol=1e-5)
+    assert sum(part.shape[1] for part in net.compact(obs[:20]).slots) < sum(
+        part.shape[1] for part in net.compact(obs[300:]).slots
+    )  # fresh deals use fewer slots
+    # a network that derives unseen counts reads columns a compact batch drops
+    shape = NetworkShape.for_env(num_players, rules, hidden=32, slot_embed=4, unseen_input=True)
+    unseen = PolicyNet(shape, rules)
+    assert net.compacts and not unseen.compacts
+    with pytest.raises(ValueError, match="unseen_input"):
+        unseen.compact(obs)
 
 
 def test_legal_action_sampling_follows_the_policy_distribution() -> None:

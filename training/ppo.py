@@ -86,7 +86,7 @@ from torch import nn
 from tqdm import tqdm
 
 from agents import checkpoint as ckpt
-from agents.network import NetworkShape, PolicyNet, StackedTorsos, parameter_count
+from agents.network import CompactRows, NetworkShape, PolicyNet, StackedTorsos, parameter_count
 from agents.options import split_assignment, yaml_value
 from agents.registry import agent_names, is_agent, make_agent
 from burako_env.observation import Observer
@@ -780,6 +780,8 @@ class Trainer:
         self.bc_done = config.bc_teacher is None
         #: the frozen network PPO started from, when ``anchor_kl_coef`` is ever > 0 (set by :meth:`train`)
         self.anchor: PolicyNet | None = None
+        #: the update's compact batch and minibatch tensors (``compact_batches``), kept between updates
+        self._update_buffers: dict[str, dict[str, torch.Tensor]] = {}
         self.eval_history: list[dict[str, Any]] = []
         if resume is not None:
             self.run_dir = restore(self, Path(resume))
@@ -883,6 +885,10 @@ class Trainer:
     #: gather each minibatch into one reused buffer; False: a fresh tensor by indexing, the update before
     #: issue 15 (bench/bench_training.py's "today" path sets it)
     reuse_minibatch_buffer: bool = True
+    #: gather each minibatch from the batch's :class:`~agents.network.CompactRows`, built once per update
+    #: (float32 on the CPU, the legal head, no anchor); False: from the full rows, every update before
+    #: 2026-12-06 (the same losses to float rounding; bench/bench_commits.py compares the two)
+    compact_batches: bool = True
 
     def _ppo_epochs(self, episodes: list[Any]) -> dict[str, float]:
         cfg = self.live_cfg
@@ -931,7 +937,14 @@ class Trainer:
         # every minibatch's rows are gathered into this one buffer: a fresh 40 MB tensor a minibatch
         # (2,048 rows of 4,886 floats) cost ~17 ms of page faults to copy ~2 ms of data (bench/README.md)
         bounds = minibatch_bounds(n, cfg.minibatch_size, cfg.minibatch_split)
-        mb_obs_buffer = obs.new_empty((max(b - a for a, b in bounds), obs.shape[1]))
+        compact: CompactRows | None = None
+        mb_obs_buffer: torch.Tensor | None = None
+        if direct and legal is not None and self.anchor is None and self.compact_batches and self.net.compacts:
+            # the slots and columns the batch uses, once: each minibatch then gathers ~40% of a row's floats,
+            # and the slot encoder reads them in place (bench/README.md)
+            compact = self.net.compact(obs, obs_rows, self._update_buffers.setdefault("batch", {}))
+        elif self.reuse_minibatch_buffer:
+            mb_obs_buffer = obs.new_empty((max(b - a for a, b in bounds), obs.shape[1]))
         self.net.train()
         for _epoch in range(cfg.update_epochs):
             perm = torch.from_numpy(self.rng.permutation(n)).to(device)
@@ -940,9 +953,13 @@ class Trainer:
                 idx = perm[start:stop]
                 pairs = legal.pairs(idx) if legal is not None else None
                 mb_masks = masks[idx] if pairs is None and masks is not None else None  # pairs say it all
-                if self.reuse_minibatch_buffer:
+                mb_obs: torch.Tensor | CompactRows
+                if compact is not None:
+                    mb_obs = compact.select(idx, self._update_buffers.setdefault("minibatch", {}))
+                elif self.reuse_minibatch_buffer:
                     # index_select: a parallel row copy, 3x faster than obs[idx] on the 4,886-wide rows
                     rows = idx if obs_rows is None else obs_rows[idx]
+                    assert mb_obs_buffer is not None
                     mb_obs = torch.index_select(obs, 0, rows, out=mb_obs_buffer[: idx.numel()])
                 else:
                     mb_obs = obs[idx]
