@@ -6,7 +6,10 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
+import os
 import platform
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -228,6 +231,16 @@ def test_every_minibatch_trains_on_its_own_rows_of_the_batch(
     assert len(seen) == len(expected)
     for got, want in zip(seen, expected, strict=True):
         assert torch.equal(got.cpu(), want)
+
+
+def test_the_environment_switch_keeps_the_full_rows() -> None:
+    """``BURAKO_COMPACT_BATCHES=0`` gathers minibatches from the full rows, as updates before compact
+    rows did (their float rounding, so a run made before can be repeated); any other value compacts."""
+    code = "from training.ppo import Trainer; print(Trainer.compact_batches)"
+    for value, expected in (("0", "False"), ("1", "True")):
+        env = {**os.environ, "BURAKO_COMPACT_BATCHES": value}
+        result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+        assert result.stdout.strip() == expected
 
 
 def test_an_update_on_compact_rows_learns_what_the_full_rows_teach(tmp_path: Path) -> None:
