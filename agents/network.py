@@ -506,7 +506,8 @@ class PolicyNet(nn.Module):
         """Rows ``rows`` of ``obs`` (all of them by default) as :class:`CompactRows` for
         :meth:`features`: the same first layer, to float rounding (the blocks' slots up to the last
         one the whole batch uses are multiplied, each minibatch's empty ones among them as zeros).
-        float32 on the CPU, like the empty-slot skipping; ``buffers`` keeps its tensors between calls."""
+        Training reads it in float32 on the CPU only, where the empty-slot skipping serves too
+        (:meth:`_skips_empty_slots`); ``buffers`` keeps its tensors between calls."""
         if not self.compacts:
             raise ValueError("compact: only Burako networks without unseen_input read compact rows")
         if rows is None:
