@@ -590,6 +590,12 @@ def refresh_dependent_caches(module: str, namespace: Mapping[str, Any], also: tu
     module calls this at import (``refresh_dependent_caches(__name__, globals())``); a stamp beside its
     cache holds the hash of this file they were compiled against. ``also``: other files whose functions
     or constants the kernels compile in (agents/fast_planner.py's heuristics' constants)."""
+    spec = namespace.get("__spec__")
+    if module == "__main__" and spec is not None:
+        # run as ``python -m agents.fast_planner`` (scripts/install.sh): the stamp of the module's own name,
+        # or every module run so would share one "__main__" stamp, each run finding another module's hash
+        # and flushing its caches, and the import that follows finding no stamp of its name and flushing again
+        module = spec.name
     kernels = [v for v in namespace.values() if isinstance(v, numba.core.registry.CPUDispatcher)]
     caches = [k._cache for k in kernels if getattr(k, "_cache", None) is not None and k._cache.cache_path]
     if not caches:

@@ -5,7 +5,9 @@ kernel on its own file only, so without ``fast.refresh_dependent_caches`` they w
 from __future__ import annotations
 
 import hashlib
+import importlib
 import importlib.util
+import runpy
 import sys
 from pathlib import Path
 
@@ -46,6 +48,42 @@ def test_a_dependent_kernels_cache_is_flushed_when_the_core_changed(tmp_path: Pa
         assert stamp.read_text(encoding="ascii") != "0" * 40
     finally:
         del sys.modules["dependent_kernels"]
+
+
+STAMPED_MODULE = """
+import numba
+from burako_env import fast as F
+
+@numba.njit(cache=True)
+def double(x):
+    return 2 * x
+
+FLUSHED = F.refresh_dependent_caches(__name__, globals(), ({extra!r},))
+"""
+
+
+def test_a_module_run_with_python_m_keeps_its_own_stamp(tmp_path: Path) -> None:
+    """scripts/install.sh compiles kernels with ``python -m agents.fast_search`` and ``python -m
+    agents.fast_planner``: run so, a module's ``__name__`` is ``__main__``. Its stamp must carry the
+    module's own name: under ``__main__`` the two shared one stamp with different hashes, so each run
+    flushed the other's caches and every install recompiled both, and the import after (the tests,
+    training) found no stamp of its name and flushed them again."""
+    names = ("stamped_kernels_a", "stamped_kernels_b")
+    for name in names:  # two modules whose kernels compile in different files, as fast_search and fast_planner
+        extra = tmp_path / f"{name}.constants"
+        extra.write_text(name, encoding="utf-8")
+        (tmp_path / f"{name}.py").write_text(STAMPED_MODULE.format(extra=str(extra)), encoding="utf-8")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        assert [runpy.run_module(name, run_name="__main__")["FLUSHED"] for name in names] == [True, True]
+        assert not (tmp_path / "__pycache__" / "__main__.core-sha1").exists()
+        # again, as the next install does: each finds its own stamp, and nothing is flushed
+        assert [runpy.run_module(name, run_name="__main__")["FLUSHED"] for name in names] == [False, False]
+        assert [importlib.import_module(name).FLUSHED for name in names] == [False, False]
+    finally:
+        sys.path.remove(str(tmp_path))
+        for name in names:
+            sys.modules.pop(name, None)
 
 
 def test_the_batched_core_and_the_fast_search_are_stamped_with_this_core() -> None:
