@@ -738,7 +738,9 @@ def test_cloning_measures_its_fit_on_held_out_teacher_games_it_never_fits(
 
 
 def test_cloning_loss_of_one_hot_targets_is_the_moves_cross_entropy() -> None:
-    """The soft-target loss with one-hot targets is -log p(move) (the loss before bc_targets) + the value term."""
+    """The soft-target loss with one-hot targets is -log p(move) (the loss before bc_targets) + the value term,
+    whether the network reads full rows or the minibatch's compact rows (``compact``, the trainer's
+    ``compact_batches``), from float32 rows or from the float16 rows the teacher's games are kept in."""
     from training.cloning import cloning_loss
     from training.network import LegalIndex
 
@@ -751,11 +753,18 @@ def test_cloning_loss_of_one_hot_targets_is_the_moves_cross_entropy() -> None:
     legal = LegalIndex.of_mask(mask_t)
     one_hot = torch.cat([torch.from_numpy(np.flatnonzero(m) == a).float() for m, a in zip(masks, actions, strict=True)])
     values = torch.linspace(-1, 1, len(actions))
-    for idx in (torch.arange(len(actions)), torch.tensor([7, 2, 30, 11, 0, 25])):  # whole, and a shuffled minibatch
-        loss, move_logp = cloning_loss(net, obs, legal, one_hot, act, values, idx, vf_coef=0.5)
-        logp, _, v = evaluate_actions(net, obs[idx], mask_t[idx], act[idx])
-        expected = -logp.mean() + 0.5 * 0.5 * ((v - values[idx]) ** 2).mean()
-        assert torch.allclose(loss, expected, atol=1e-5) and torch.allclose(move_logp, logp.detach(), atol=1e-5)
+    compacted: list[int] = []
+    net.compact = lambda *args: compacted.append(1) or PolicyNet.compact(net, *args)  # type: ignore[method-assign]
+    for compact in (False, True):
+        for idx in (torch.arange(len(actions)), torch.tensor([7, 2, 30, 11, 0, 25])):  # whole, a shuffled minibatch
+            loss, move_logp = cloning_loss(net, obs, legal, one_hot, act, values, idx, vf_coef=0.5, compact=compact)
+            logp, _, v = evaluate_actions(net, obs[idx], mask_t[idx], act[idx])
+            expected = -logp.mean() + 0.5 * 0.5 * ((v - values[idx]) ** 2).mean()
+            assert torch.allclose(loss, expected, atol=1e-5) and torch.allclose(move_logp, logp.detach(), atol=1e-5)
+            full = cloning_loss(net, obs.half(), legal, one_hot, act, values, idx, vf_coef=0.5)
+            half = cloning_loss(net, obs.half(), legal, one_hot, act, values, idx, vf_coef=0.5, compact=compact)
+            assert all(torch.allclose(a, b, atol=1e-5) for a, b in zip(full, half, strict=True))
+    assert len(compacted) == 4  # the compact path ran, on float32 and on float16 rows
     idx = torch.arange(len(actions))
     loss, _ = cloning_loss(net, obs, legal, one_hot, act, values, idx, vf_coef=0.5)
     # the targets matter: all mass on the network's own favourite moves costs less than on the random moves

@@ -36,7 +36,7 @@ from torch import nn
 from tqdm import tqdm
 
 from agents import fast_planner
-from agents.network import PolicyNet
+from agents.network import CompactRows, PolicyNet
 from agents.registry import make_agent
 from agents.rummy_runner import play_rummy_hand
 from agents.runner import play_game
@@ -189,14 +189,25 @@ def cloning_loss(
     targets: torch.Tensor,
     idx: torch.Tensor,
     vf_coef: float,
+    compact: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Minibatch ``idx``'s loss: cross-entropy against the target distribution over the legal moves
     (``policy``, flat in ``legal``'s pair order; one-hot: the move's log-probability) plus ``vf_coef`` x
-    the value loss; and the log-probabilities of the teacher's moves (detached), for the agreement."""
+    the value loss; and the log-probabilities of the teacher's moves (detached), for the agreement.
+    ``compact``: the network reads the minibatch as :class:`~agents.network.CompactRows` on the CPU (the
+    same loss to float rounding; the trainer's ``compact_batches``)."""
     dev = next(net.parameters()).device
     rows, positions = legal.positions(idx)
     rows, cols = rows.to(dev), legal.cols[positions].to(dev)
-    h, values = net.features(obs[idx].float().to(dev))
+    batch: torch.Tensor | CompactRows
+    if compact and dev.type == "cpu" and net.compacts:
+        # the minibatch's used slots and set columns only (~40% of a row), then float32: 1.4x a
+        # cloning pass over full float16 rows converted whole (bench/README.md)
+        part = net.compact(obs, idx)
+        batch = CompactRows(tuple(slots.float() for slots in part.slots), part.rest.float(), part.rest_cols)
+    else:
+        batch = obs[idx].float().to(dev)
+    h, values = net.features(batch)
     _, _, logp = legal_log_probs(net, h, None, (rows, cols))
     ce = -(policy[positions].to(dev) * logp).sum() / idx.numel()
     v_loss = 0.5 * ((values - targets[idx].to(dev)) ** 2).mean()
@@ -276,7 +287,9 @@ def _held_out_fit(trainer: Trainer, data: dict[str, Any]) -> dict[str, float]:
     loss_sum, correct = 0.0, 0
     for start in range(0, n, trainer.cfg.minibatch_size):
         idx = torch.arange(start, min(n, start + trainer.cfg.minibatch_size))
-        loss, move_logp = cloning_loss(trainer.net, idx=idx, vf_coef=trainer.cfg.vf_coef, **data)
+        loss, move_logp = cloning_loss(
+            trainer.net, idx=idx, vf_coef=trainer.cfg.vf_coef, compact=trainer.compact_batches, **data
+        )
         loss_sum += loss.item() * idx.numel()
         correct += _agrees(move_logp)
     return {"holdout_loss": loss_sum / n, "holdout_agreement": correct / n, "holdout_decisions": float(n)}
@@ -304,7 +317,9 @@ def behaviour_clone(trainer: Trainer) -> dict[str, float]:
             total_loss = 0.0
             for start in range(0, n, cfg.minibatch_size):
                 idx = perm[start : start + cfg.minibatch_size]
-                loss, move_logp = cloning_loss(trainer.net, idx=idx, vf_coef=cfg.vf_coef, **data)
+                loss, move_logp = cloning_loss(
+                    trainer.net, idx=idx, vf_coef=cfg.vf_coef, compact=trainer.compact_batches, **data
+                )
                 optimizer.zero_grad()
                 loss.backward()
                 nn.utils.clip_grad_norm_(trainer.net.parameters(), cfg.max_grad_norm)

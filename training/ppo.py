@@ -886,9 +886,10 @@ class Trainer:
     #: issue 15 (bench/bench_training.py's "today" path sets it)
     reuse_minibatch_buffer: bool = True
     #: gather each minibatch from the batch's :class:`~agents.network.CompactRows`, built once per update
-    #: (float32 on the CPU, the legal head, no anchor); False: from the full rows, as every update before
-    #: 2026-12-06 did (the same losses to float rounding, so a run repeats the runs made before only with
-    #: ``BURAKO_COMPACT_BATCHES=0`` in the environment, read once at import)
+    #: (float32 on the CPU, the legal head, no anchor), and each cloning minibatch as compact rows (on the
+    #: CPU); False: from the full rows, as every run before 2026-12-06 did (the same losses to float
+    #: rounding, so a run repeats the runs made before only with ``BURAKO_COMPACT_BATCHES=0`` in the
+    #: environment, read once at import)
     compact_batches: bool = os.environ.get("BURAKO_COMPACT_BATCHES", "1") != "0"
 
     def _ppo_epochs(self, episodes: list[Any]) -> dict[str, float]:
