@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -228,13 +229,17 @@ def test_rotating_evaluation_deals_change_with_the_update_and_repeat_on_resume(
     import training.ppo as P
 
     seeds: list[int] = []
-    real = P.evaluate
 
-    def spy(*args: object, **kwargs: object) -> object:
-        seeds.append(int(kwargs["seed"]))  # type: ignore[call-overload]
-        return real(*args, **kwargs)  # type: ignore[arg-type]
+    def spying(real: Any) -> Any:
+        def spy(*args: object, **kwargs: object) -> object:
+            seeds.append(int(kwargs["seed"]))  # type: ignore[call-overload]
+            return real(*args, **kwargs)
 
-    monkeypatch.setattr(P, "evaluate", spy)
+        return spy
+
+    # greedy plays on the compiled core (compiled_evaluations), the readable engine's evaluate otherwise
+    monkeypatch.setattr(P, "evaluate", spying(P.evaluate))
+    monkeypatch.setattr(P, "evaluate_network", spying(P.evaluate_network))
     rows = {}
     for deals in ("fixed", "rotating"):
         config = PPOConfig(
