@@ -614,6 +614,37 @@ def test_cloning_builds_every_teacher_with_bc_teacher_options(tmp_path: Path, mo
     assert stats["decisions"] > 20
 
 
+def test_the_warm_start_fits_on_the_update_threads_and_gives_the_rollouts_theirs_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No game is played during the cloning fit, so it takes the update's threads (``update_threads``),
+    not the rollouts' ``torch_threads`` (one in the reference config: the fit ran on one core of two);
+    the rollouts' count is back afterwards."""
+    from training import cloning
+
+    seen: list[int] = []
+    real = cloning.cloning_loss
+
+    def spy(*args: object, **kwargs: object) -> object:
+        seen.append(torch.get_num_threads())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(cloning, "cloning_loss", spy)
+    before = torch.get_num_threads()
+    try:
+        config = PPOConfig(
+            run_root=str(tmp_path), num_envs=1, hidden=16, slot_embed=4, bc_teacher="greedy", bc_games=2,
+            bc_holdout_games=1, bc_epochs=2, workers=1, minibatch_size=64, torch_threads=1, update_threads=2,
+        )  # fmt: skip
+        trainer = Trainer(config, progress=False)
+        trainer.behaviour_clone()
+        trainer.writer.close()
+        assert len(seen) > 4 and set(seen) == {2}  # the fit's minibatches and the held-out passes
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_cloning_games_in_workers_equal_those_in_process_and_a_dead_worker_is_an_error(tmp_path: Path) -> None:
     """The teacher's games are played through training.game_pool, one job per deal: in 2 workers they
     stack in the same order as in one process (whichever worker finishes first). A worker that died

@@ -305,6 +305,16 @@ def behaviour_clone(trainer: Trainer) -> dict[str, float]:
         raise ValueError(f"bc_teacher {cfg.bc_teacher} made no decision with a choice in {cfg.bc_games} games")
     held_out_deals = list(range(cfg.bc_games, cfg.bc_games + cfg.bc_holdout_games))
     held_out = _play_teacher(trainer, held_out_deals, "held-out games") if held_out_deals else None
+    with trainer.learning_threads():  # every core: no game is played during the fit
+        stats = _fit(trainer, data, held_out)
+    trainer.net.eval()
+    trainer.bc_done = True
+    return stats
+
+
+def _fit(trainer: Trainer, data: dict[str, Any], held_out: dict[str, Any] | None) -> dict[str, float]:
+    """``bc_epochs`` passes of Adam over the teacher's decisions; the last epoch's figures."""
+    cfg = trainer.cfg
     n = data["actions"].numel()
     optimizer = torch.optim.Adam(trainer.net.parameters(), lr=cfg.bc_learning_rate)
     trainer.net.train()
@@ -333,6 +343,4 @@ def behaviour_clone(trainer: Trainer) -> dict[str, float]:
             for key, value in stats.items():
                 # steps <= 0: a resume (which drops events after its checkpoint's step) keeps these curves
                 trainer.writer.add_scalar(f"bc/{key}", value, epoch - cfg.bc_epochs + 1)
-    trainer.net.eval()
-    trainer.bc_done = True
     return stats

@@ -65,6 +65,7 @@ is then ``policy_last.pt``).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import dataclasses
 import itertools
@@ -75,6 +76,7 @@ import sys
 import time
 import typing
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -877,15 +879,22 @@ class Trainer:
         return torch.autocast(self.device.type, dtype=dtype, enabled=dtype != torch.float32)
 
     # ------------------------------------------------------------------ learning
-    def _ppo_update(self, episodes: list[Any]) -> dict[str, float]:
-        """One PPO update on every core the games leave free (``update_threads``)."""
-        rollout_threads = torch.get_num_threads()
+    @contextlib.contextmanager
+    def learning_threads(self) -> Iterator[None]:
+        """Torch on every core the games leave free (``update_threads``) while the network learns (PPO's
+        update, the warm start's fit): no game is played meanwhile. The thread count before comes back
+        after (the rollout's ``torch_threads``)."""
+        before = torch.get_num_threads()
         torch.set_num_threads(self.cfg.update_threads or os.cpu_count() or 1)
         try:
-            with self.autocast():
-                return self._ppo_epochs(episodes)
+            yield
         finally:
-            torch.set_num_threads(rollout_threads)
+            torch.set_num_threads(before)
+
+    def _ppo_update(self, episodes: list[Any]) -> dict[str, float]:
+        """One PPO update on every core the games leave free (``update_threads``)."""
+        with self.learning_threads(), self.autocast():
+            return self._ppo_epochs(episodes)
 
     #: gather each minibatch into one reused buffer; False: a fresh tensor by indexing, the update before
     #: issue 15 (bench/bench_training.py's "today" path sets it)
