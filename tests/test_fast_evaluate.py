@@ -76,6 +76,8 @@ def test_opponents_it_cannot_play_are_left_to_evaluate_and_bad_networks_refused(
         assert evaluate_network(net, spec, games=2, seed=0) is None
     with pytest.raises(ValueError, match="positive even number"):
         evaluate_network(net, AgentSpec.of("planner"), games=3, seed=0)
+    with pytest.raises(ValueError, match="seed must be >= 0"):
+        evaluate_network(net, AgentSpec.of("planner"), games=2, seed=-1)
     with pytest.raises(ValueError, match="float32 network on the CPU"):
         evaluate_network(net.half(), AgentSpec.of("planner"), games=2, seed=0)
     four = PolicyNet(NetworkShape.for_env(4, rules, hidden=16, slot_embed=4), rules).eval()

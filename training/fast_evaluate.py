@@ -20,8 +20,9 @@ row a move: ~17 s for 200 games against the planner on a 2-core EPYC, 25 times i
 The network reads every game's waiting row of a step in one forward pass, whose float rounding can
 differ from a one-row pass's in the last bits: a move whose two best logits tie to ~1e-6 could go the
 other way and that game differ. tests/test_fast_evaluate.py plays evaluations both ways and finds
-the same games; the training's curve is what this serves (records and resumable files stay with
-``burako-eval``).
+the same games, move for move (on another CPU's matrix kernels a near tie could go the other way; that
+test would then name the game). The training's curve is what this serves: records and resumable
+files stay with ``burako-eval``.
 """
 
 from __future__ import annotations
@@ -70,11 +71,14 @@ def evaluate_network(
     summary, played on the compiled core; None when ``opponent`` is not a compiled heuristic (then play
     ``evaluate``). ``net`` is a float32 network on the CPU, as ``PolicyAgent`` plays it."""
     rules_obj = load_rules(rules)
+    rules_obj.check_players(num_players)
     tables = fast_opponent(opponent, rules_obj, num_players)
     if tables is None:
         return None
     if games <= 0 or games % 2:
         raise ValueError(f"games must be a positive even number (each deal is played twice), got {games}")
+    if seed < 0:
+        raise ValueError(f"seed must be >= 0, got {seed}")
     if {p.dtype for p in net.parameters()} != {torch.float32} or next(net.parameters()).device.type != "cpu":
         raise ValueError("evaluate_network plays a float32 network on the CPU, as PolicyAgent does")
     ckpt.check_layout(net.shape, layout_id(num_players, rules_obj), "the evaluated network")  # PolicyAgent.reset's

@@ -320,7 +320,8 @@ class PPOConfig:
     compiled_evaluations: bool = True
     """The training's evaluations against ``planner`` and ``greedy`` (with no option but ``weights``) play on
     the compiled core, every game side by side (training/fast_evaluate.py): the games ``burako-eval`` plays,
-    ~5x faster. False: ``training.evaluate.evaluate`` on the readable engine (every run before 2026-12-06)."""
+    but for a move whose best logits tie to the batched forward pass's rounding. False:
+    ``training.evaluate.evaluate`` on the readable engine (every run before 2026-12-06 18:00 UTC)."""
     schedules: dict[str, list[list[Any]]] = field(default_factory=dict)
     """Values from a given update on: {field: [[update, value], ...]} (training/schedule.py)."""
 
