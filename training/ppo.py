@@ -1037,7 +1037,8 @@ class Trainer:
 
     # ------------------------------------------------------------------ evaluation
     def evaluate_now(self) -> dict[str, Any]:
-        """Duplicate games against each evaluation baseline (greedy policy).
+        """Duplicate games against each evaluation baseline (greedy policy): against the planner and
+        greedy on the compiled core, all at once (``compiled_evaluations``, training/fast_evaluate.py).
 
         Rummy's are 2-player games (training.rummy_evaluate) whatever ``num_players``
         the run trains with: its layout is the same for 2 to 4 players."""
