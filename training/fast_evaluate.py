@@ -83,12 +83,13 @@ def evaluate_network(
         raise ValueError("evaluate_network plays a float32 network on the CPU, as PolicyAgent does")
     ckpt.check_layout(net.shape, layout_id(num_players, rules_obj), "the evaluated network")  # PolicyAgent.reset's
     start = time.perf_counter()
-    table: list[tuple[int, int, FastGame, frozenset[int]]] = []  # deal, seating, game, the network's seats
+    # deal, seating, its deal seed, the network's seats, the game
+    table: list[tuple[int, int, int, tuple[int, ...], FastGame]] = []
     for deal in range(games // 2):
         dseed = deal_seed(seed, deal)
         for k in range(len(seatings(num_players))):
             game = FastGame.new_game(np.random.default_rng(dseed), rules_obj, num_players)
-            table.append((deal, k, game, frozenset(a_seats_of(num_players, k))))
+            table.append((deal, k, dseed, a_seats_of(num_players, k), game))
     actions = np.zeros(len(table), dtype=np.int64)
     obs = np.zeros((len(table), net.shape.obs_size), dtype=np.float32)
     masks = np.zeros((len(table), NUM_ACTIONS), dtype=bool)
@@ -96,7 +97,7 @@ def evaluate_network(
     while playing:
         waiting: list[int] = []  # the games whose network seat has a choice to make, in table order
         for g in playing:
-            _deal, _k, game, own = table[g]
+            *_, own, game = table[g]
             mask = game.legal_mask()
             seat = game.current
             if seat not in own:
@@ -115,19 +116,21 @@ def evaluate_network(
             logits, _ = net(torch.from_numpy(obs[:n]))
             chosen = torch.argmax(masked_logits(logits, torch.from_numpy(masks[:n])), dim=1).tolist()
             for g, action in zip(waiting, chosen, strict=True):
-                table[g][2].apply(int(action))
+                table[g][4].apply(int(action))
                 actions[g] += 1
-        playing = [g for g in playing if not table[g][2].hand_over]
+        playing = [g for g in playing if not table[g][4].hand_over]
     rows = [
-        _row(deal, k, game, num_players, seed, opponent.label, int(actions[g]))
-        for g, (deal, k, game, _own) in enumerate(table)
+        _row(deal, k, dseed, own, game, opponent.label, int(actions[g]))
+        for g, (deal, k, dseed, own, game) in enumerate(table)
     ]
     summary = summarize(rows, POLICY_LABEL, opponent.label, rules_obj.name, num_players, seed)
     summary.seconds = time.perf_counter() - start
     return Evaluation(summary, rows)
 
 
-def _row(deal: int, seating: int, game: FastGame, num_players: int, seed: int, b: str, actions: int) -> GameRow:
+def _row(
+    deal: int, seating: int, dseed: int, a_seats: tuple[int, ...], game: FastGame, b: str, actions: int
+) -> GameRow:
     """The result row ``play_deal_pair`` makes of the same game."""
     scores = game.hand_scores
     return scored_row(
@@ -136,8 +139,8 @@ def _row(deal: int, seating: int, game: FastGame, num_players: int, seed: int, b
         b=b,
         deal=deal,
         seating=seating,
-        deal_seed=deal_seed(seed, deal),
-        a_seats=a_seats_of(num_players, seating),
+        deal_seed=dseed,
+        a_seats=a_seats,
         sides=game.side_of,
         side_totals=None if scores is None else [s.total for s in scores],
         end_reason=str(game.end_reason),
