@@ -60,8 +60,14 @@ def serve(tree: str, config: str, path: str, league: str, fields: list[str]) -> 
 
 
 def pooled(rows: list[dict[str, Any]], key: str) -> float:
-    seconds = {"rollout": ("rollout_s",), "update": ("update_s",), "end_to_end": ("rollout_s", "update_s")}[key]
-    return sum(r["decisions"] for r in rows) / sum(r[s] for r in rows for s in seconds)
+    """All rounds' decisions / all their seconds. A checkout from before 2026-12-07 gives no ``loop_s`` (its
+    loop was its rollout and update, one after the other) nor ``rollout_decisions`` (its rollout's batch
+    was its update's)."""
+    if key == "end_to_end":
+        return sum(r["decisions"] for r in rows) / sum(r.get("loop_s", r["rollout_s"] + r["update_s"]) for r in rows)
+    if key == "rollout":
+        return sum(r.get("rollout_decisions", r["decisions"]) for r in rows) / sum(r["rollout_s"] for r in rows)
+    return sum(r["decisions"] for r in rows) / sum(r["update_s"] for r in rows)
 
 
 def main() -> None:

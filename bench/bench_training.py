@@ -146,11 +146,13 @@ def one_round(trainer: Trainer) -> dict[str, float]:
     n = stats["batch_decisions"]
     row = {
         "decisions": n,
+        "rollout_decisions": trainer.rollout_decisions,  # overlap_rollout: the next update's batch
         "rollout_s": rollout_s,
         "update_s": update_s,
-        "rollout": n / rollout_s,
+        "loop_s": trainer.loop_seconds,  # overlap_rollout: less than the two added
+        "rollout": trainer.rollout_decisions / rollout_s,
         "update": n / update_s,
-        "end_to_end": n / (rollout_s + update_s),
+        "end_to_end": n / trainer.loop_seconds,
     }
     if trainer.vector is not None:
         for part, seconds in trainer.vector.timing.items():
@@ -176,7 +178,10 @@ def path_process(conn: Any, make_args: tuple[Any, ...]) -> None:
         while (command := conn.recv()) != "stop":
             if command == "warmup":
                 start = time.perf_counter()
-                trainer.collect()  # hands in play, as in a long run
+                if trainer.cfg.overlap_rollout:  # and a batch collected for the first round's update
+                    trainer.collect_and_update()
+                else:
+                    trainer.collect()  # hands in play, as in a long run
                 conn.send(time.perf_counter() - start)
             elif command == "round":
                 conn.send(one_round(trainer))
@@ -304,11 +309,14 @@ def run_rounds(args: argparse.Namespace, leagues: list[str], trainers: dict[tupl
     summary: list[dict[str, Any]] = []
     for (path, league), results in rows.items():
         med = {k: statistics.median(row[k] for row in results) for k in results[0]}
-        total = {k: sum(row[k] for row in results) for k in ("decisions", "rollout_s", "update_s")}
+        total = {
+            k: sum(row[k] for row in results)
+            for k in ("decisions", "rollout_decisions", "rollout_s", "update_s", "loop_s")
+        }
         pooled = {
-            "pooled_rollout": total["decisions"] / total["rollout_s"],
+            "pooled_rollout": total["rollout_decisions"] / total["rollout_s"],
             "pooled_update": total["decisions"] / total["update_s"],
-            "pooled_end_to_end": total["decisions"] / (total["rollout_s"] + total["update_s"]),
+            "pooled_end_to_end": total["decisions"] / total["loop_s"],
         }
         summary.append({"path": path, "league": league, "rounds": len(results), **med, **pooled})
     print(

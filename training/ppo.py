@@ -77,6 +77,7 @@ import time
 import typing
 from collections import deque
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -287,7 +288,16 @@ class PPOConfig:
     torch_threads: int = 2
     """torch intra-op threads while the games are played (the rollout's small forward passes)."""
     update_threads: int | None = None
-    """torch intra-op threads during the PPO update, when no game is played (None: every core)."""
+    """torch intra-op threads during the PPO update, when no game is played (None: every core). Unused with
+    ``overlap_rollout`` (games are played during every update)."""
+    overlap_rollout: bool = False
+    """Play the next batch's games in a second thread while the update learns from this one (``rollout:
+    vector`` only). The sequential loop leaves a core idle most of the time (its rollout runs on one
+    thread, its update's small ops on one); overlapped, the two share the cores. The rollout acts with the
+    weights from before the update it runs beside, so each batch is one update older than the network
+    learning from it (PPO's ratios use the stored behaviour log-probabilities, so the loss is still the
+    one of the data's policy); schedules apply to a batch's rollout one update earlier. torch keeps
+    ``torch_threads`` for the whole loop. False: rollout, then update (every run before 2026-12-07)."""
     keep_freed_memory: bool = True
     """Keep the memory the update frees in the C heap for its next minibatch (glibc, training/memory.py): the
     update ~1.5x faster on a CPU. The setting holds for the whole process and cannot be undone, so False
@@ -412,6 +422,8 @@ class PPOConfig:
             problems.append(f"num_players must be 2 to 4 for rummy, got {self.num_players}")
         if self.game == "rummy" and self.rollout == "vector":
             problems.append("rollout: rummy has no batched compiled core; use rollout: engine (its pure engine)")
+        if self.overlap_rollout and (self.game == "rummy" or self.rollout == "engine"):
+            problems.append("overlap_rollout needs rollout: vector (the batched compiled core; Burako only)")
         positive = ("total_steps", "num_envs", "batch_size", "minibatch_size", "update_epochs", "checkpoint_every")
         for name in (*positive, "log_every"):
             if getattr(self, name) <= 0:
@@ -770,6 +782,21 @@ class Trainer:
         #: the dtype of the network's matrix products in rollouts and updates (``precision``)
         self.compute_dtype = resolve_precision(config.precision, self.device)
         self.rng = np.random.default_rng(config.seed)
+        #: the update's minibatch order: the games' generator (``rng``), or with ``overlap_rollout`` one of its
+        #: own, since the games then draw from ``rng`` in the other thread at the same time
+        self.update_rng = np.random.default_rng([config.seed, 1]) if config.overlap_rollout else self.rng
+        #: the network the rollout acts with: ``net``, or with ``overlap_rollout`` a copy of the weights
+        #: from before the update that runs beside the rollout (set at each overlapped collect)
+        self.acting_net = self.net
+        if config.overlap_rollout:
+            self.acting_net = copy.deepcopy(self.net).eval().requires_grad_(False)
+        #: with ``overlap_rollout``: the batch the last overlapped rollout collected, learned from next
+        self._ready: list[Any] | None = None
+        self._overlap: ThreadPoolExecutor | None = None
+        #: wall seconds of the last :meth:`collect_and_update` (with ``overlap_rollout`` less than its rollout
+        #: and update seconds added), and learner decisions its rollout collected
+        self.loop_seconds = 0.0
+        self.rollout_decisions = 0
         self.league = League(
             config.league_baselines,
             config.league_scheme,
@@ -857,20 +884,66 @@ class Trainer:
 
     def collect(self) -> list[Any]:
         """Play until at least ``batch_size`` learner decisions lie in finished episodes."""
+        if self.cfg.overlap_rollout:
+            # an update may still read the batch before (the rollout beside it): its rows stay in the store
+            return self.rollout.collect(self.cfg.batch_size, keep=1)
         # torch's thread count is per process: set this run's own (another trainer in the process may differ)
         torch.set_num_threads(self.cfg.torch_threads)
         return self.rollout.collect(self.cfg.batch_size)
 
-    def collect_and_update(self) -> tuple[dict[str, float], float, float]:
-        """One rollout and one PPO update: (the update's stats, rollout seconds, update seconds)."""
+    def _reset_rollout_timing(self) -> None:
         timing = getattr(self.rollout, "timing", None)  # seconds per part of the rollout (vector, rummy)
         if timing is not None:
             self.rollout.timing = dict.fromkeys(timing, 0.0)
+
+    def collect_and_update(self) -> tuple[dict[str, float], float, float]:
+        """One rollout and one PPO update: (the update's stats, rollout seconds, update seconds). With
+        ``overlap_rollout`` the rollout collects the next update's batch while this update learns from the
+        one collected before (:meth:`_overlapped`); ``loop_seconds`` is the call's wall time either way."""
+        if self.cfg.overlap_rollout:
+            return self._overlapped()
+        self._reset_rollout_timing()
         t0 = time.perf_counter()
         episodes = self.collect()
         t1 = time.perf_counter()
         stats = self._ppo_update(episodes)
-        return stats, t1 - t0, time.perf_counter() - t1
+        t2 = time.perf_counter()
+        self.loop_seconds = t2 - t0
+        self.rollout_decisions = sum(episode_length(ep) for ep in episodes)
+        return stats, t1 - t0, t2 - t1
+
+    def _overlapped(self) -> tuple[dict[str, float], float, float]:
+        """The update learns from the batch collected last while a second thread plays the next one with
+        the weights from before the update (``acting_net``). Returns only once both are done: no game
+        moves and no weight changes between calls (checkpoints, snapshots and evaluations come there)."""
+        clock = time.perf_counter
+        t0 = clock()
+        torch.set_num_threads(self.cfg.torch_threads)  # here, not in the rollout's thread: one count for both
+        if self._ready is None:  # a run's first update, or a resumed one's: nothing collected yet
+            self.acting_net.load_state_dict(self.net.state_dict())
+            self._ready = self.collect()
+        episodes, self._ready = self._ready, None
+        self.acting_net.load_state_dict(self.net.state_dict())
+        self._reset_rollout_timing()
+        if self._overlap is None:
+            self._overlap = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rollout")
+
+        def timed_collect() -> tuple[list[Any], float]:
+            start = clock()
+            collected = self.collect()
+            return collected, clock() - start
+
+        collecting = self._overlap.submit(timed_collect)
+        try:
+            t1 = clock()
+            stats = self._ppo_update(episodes)
+            update_seconds = clock() - t1
+        finally:  # an error or Ctrl-C in the update: the games stop moving before it goes on
+            wait([collecting])
+        self._ready, rollout_seconds = collecting.result()
+        self.loop_seconds = clock() - t0
+        self.rollout_decisions = sum(episode_length(ep) for ep in self._ready)
+        return stats, rollout_seconds, update_seconds
 
     def autocast(self) -> torch.autocast:
         """The context the network runs in, in rollouts and updates alike (``precision``), so the
@@ -893,8 +966,10 @@ class Trainer:
             torch.set_num_threads(before)
 
     def _ppo_update(self, episodes: list[Any]) -> dict[str, float]:
-        """One PPO update on every core the games leave free (``update_threads``)."""
-        with self.learning_threads(), self.autocast():
+        """One PPO update on every core the games leave free (``update_threads``; with ``overlap_rollout``
+        the rollout beside it plays on, and torch keeps ``torch_threads``)."""
+        threads = contextlib.nullcontext() if self.cfg.overlap_rollout else self.learning_threads()
+        with threads, self.autocast():
             return self._ppo_epochs(episodes)
 
     #: gather each minibatch into one reused buffer; False: a fresh tensor by indexing, the update before
@@ -964,7 +1039,7 @@ class Trainer:
             mb_obs_buffer = obs.new_empty((max(b - a for a, b in bounds), obs.shape[1]))
         self.net.train()
         for _epoch in range(cfg.update_epochs):
-            perm = torch.from_numpy(self.rng.permutation(n)).to(device)
+            perm = torch.from_numpy(self.update_rng.permutation(n)).to(device)
             epoch_stats: list[dict[str, float]] = []
             for start, stop in bounds:
                 idx = perm[start:stop]
@@ -1283,7 +1358,7 @@ class Trainer:
             self._apply_schedules()
             lr = self._set_learning_rate()
             stats, rollout_seconds, update_seconds = self.collect_and_update()
-            seconds = max(rollout_seconds + update_seconds, 1e-9)
+            seconds = max(self.loop_seconds, 1e-9)
             steps = int(stats["batch_decisions"])
             self.update += 1
             self.global_step += steps
@@ -1291,7 +1366,8 @@ class Trainer:
             if self.update % cfg.log_every == 0:
                 w = self.writer
                 w.add_scalar("charts/SPS", steps / seconds, self.global_step)
-                w.add_scalar("charts/rollout_SPS", steps / max(rollout_seconds, 1e-9), self.global_step)
+                rollout_sps = self.rollout_decisions / max(rollout_seconds, 1e-9)  # the batch it collected
+                w.add_scalar("charts/rollout_SPS", rollout_sps, self.global_step)
                 w.add_scalar("charts/update_seconds", update_seconds, self.global_step)
                 if getattr(self.rollout, "timing", None) is not None:
                     for part, part_seconds in self.rollout.timing.items():
@@ -1341,7 +1417,11 @@ class Trainer:
         return path
 
     def close(self) -> None:
-        """Stop the rollout's worker process (``baseline_worker_share``) and thread (compiled baselines), if any."""
+        """Stop the rollout's worker process (``baseline_worker_share``) and threads (compiled baselines,
+        ``overlap_rollout``), if any."""
+        if self._overlap is not None:  # idle: every overlapped collect is waited for
+            self._overlap.shutdown()
+            self._overlap = None
         close = getattr(self.rollout, "close", None)
         if close is not None:
             close()

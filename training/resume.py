@@ -108,6 +108,8 @@ def run_folder_of(checkpoint: Path) -> Path:
 
 def _rng_state(trainer: Trainer) -> dict[str, Any]:
     state = {"numpy": json.dumps(trainer.rng.bit_generator.state), "torch": torch.get_rng_state()}
+    if trainer.update_rng is not trainer.rng:  # overlap_rollout: the update's minibatch order has its own
+        state["update_numpy"] = json.dumps(trainer.update_rng.bit_generator.state)
     if trainer.device.type == "cuda":  # the rollout's action draws on a GPU come from its device's generator
         state["cuda"] = [torch.cuda.get_rng_state(trainer.device)]
     return state
@@ -174,6 +176,8 @@ def restore(trainer: Trainer, path: Path) -> Path:
         trainer.net.load_state_dict(data["policy"]["state_dict"])
         load_optimizer_state(trainer.optimizer, t["optimizer"])
         trainer.rng.bit_generator.state = json.loads(t["rng"]["numpy"])
+        if trainer.update_rng is not trainer.rng and "update_numpy" in t["rng"]:  # else as seeded (overlap turned on)
+            trainer.update_rng.bit_generator.state = json.loads(t["rng"]["update_numpy"])
         torch.set_rng_state(t["rng"]["torch"])
         if trainer.device.type == "cuda" and t["rng"].get("cuda"):  # the run's device's, on whichever GPU now
             torch.cuda.set_rng_state(t["rng"]["cuda"][0], trainer.device)

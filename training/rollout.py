@@ -218,20 +218,25 @@ class StoredCollect:
     the rows of the last update's episodes are freed first."""
 
     store: DecisionStore
-    _learned: list[np.ndarray]
+    #: the rows of each batch handed out and not yet given back, oldest first
+    _learned: list[list[np.ndarray]]
 
     def step(self, finished: list[StoredEpisode]) -> int:
         raise NotImplementedError
 
-    def collect(self, batch_size: int) -> list[StoredEpisode]:
-        """Play until at least ``batch_size`` learner decisions lie in finished episodes."""
-        for rows in self._learned:
-            self.store.release(rows)
+    def collect(self, batch_size: int, keep: int = 0) -> list[StoredEpisode]:
+        """Play until at least ``batch_size`` learner decisions lie in finished episodes. The rows of the
+        batches handed out before go back to the store, but for the last ``keep`` of them (an update
+        reading one while this rollout plays: ``overlap_rollout``)."""
+        kept = self._learned[max(len(self._learned) - keep, 0) :] if keep else []
+        for batch in self._learned[: len(self._learned) - len(kept)]:
+            for rows in batch:
+                self.store.release(rows)
         # forgotten at once: a collect that raises (Ctrl-C, a worker's error) must not leave them to be
         # released again by the next one, which would hand the same rows out twice
-        self._learned = []
+        self._learned = kept
         finished: list[StoredEpisode] = play_until(self.step, batch_size)
-        self._learned = [ep.rows for ep in finished]
+        self._learned = [*kept, [ep.rows for ep in finished]]
         return finished
 
 
@@ -298,7 +303,7 @@ class VectorRollout(StoredCollect):
         self._all = np.arange(n_envs)
         self._no_rows = np.zeros(0, dtype=np.int64)
         #: rows of the episodes handed to the last update, freed at the next collect
-        self._learned: list[np.ndarray] = []
+        self._learned: list[list[np.ndarray]] = []
         for i in range(n_envs):
             self._new_hand(i)
 
@@ -418,7 +423,7 @@ class VectorRollout(StoredCollect):
                 mask = torch.from_numpy(mask_np).to(t.device)
                 privileged = torch.from_numpy(hidden).to(t.device) if hidden is not None else None
                 with t.autocast():
-                    chosen, logp, values = sample_actions(t.net, obs, mask, privileged=privileged)
+                    chosen, logp, values = sample_actions(t.acting_net, obs, mask, privileged=privileged)
                 chosen_np = chosen.cpu().numpy()
                 store.actions[stored] = chosen_np
                 store.logprobs[stored] = logp.cpu().numpy()

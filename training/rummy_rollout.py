@@ -95,7 +95,7 @@ class RummyRollout(StoredCollect):
         #: when a list: (table, seat, action, legal mask, store row or -1) of every move, for tests
         self.trace: list[tuple[int, int, int, np.ndarray, int]] | None = None
         #: rows of the episodes handed to the last update, freed at the next collect
-        self._learned: list[np.ndarray] = []
+        self._learned: list[list[np.ndarray]] = []
         #: seconds per part of the loop since the trainer last read them (module docstring)
         self.timing = {"env": 0.0, "learner": 0.0, "snapshots": 0.0, "baselines": 0.0}
         for table in self.tables:
