@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from tests.test_training_vector import vector_config
+from tests.test_training_vector import update_thread_counts, vector_config
 from training.network import evaluate_actions
 from training.ppo import Trainer
 from training.rollout import episode_batch
@@ -122,14 +122,7 @@ def test_an_overlapped_run_repeats_itself_and_its_checkpoint_keeps_the_updates_g
 
 def test_the_update_keeps_the_rollouts_torch_threads_when_overlapped(tmp_path: Path) -> None:
     trainer = overlapped(tmp_path, update_threads=2)
-    seen: list[int] = []
-    epochs = trainer._ppo_epochs
-
-    def spy(episodes: list) -> dict[str, float]:
-        seen.append(torch.get_num_threads())
-        return epochs(episodes)
-
-    trainer._ppo_epochs = spy  # type: ignore[method-assign]
+    seen = update_thread_counts(trainer)
     try:
         trainer.collect_and_update()
         assert seen == [1] and torch.get_num_threads() == 1

@@ -1090,12 +1090,8 @@ def test_bfloat16_legal_head_matches_the_full_head_under_the_same_autocast() -> 
         evaluate_actions_dense(net, obs, None, actions)
 
 
-def test_update_runs_on_update_threads_and_gives_the_rollout_its_threads_back(tmp_path: Path) -> None:
-    """torch's thread count is per process: the update may take every core,
-    the games then get their own count back; the fused optimizer survives resume."""
-    cfg = vector_config(tmp_path, torch_threads=1, update_threads=2, precision="bfloat16")
-    trainer = Trainer(cfg, progress=False)
-    assert trainer.compute_dtype == torch.bfloat16
+def update_thread_counts(trainer: Trainer) -> list[int]:
+    """The torch thread count each of ``trainer``'s PPO updates starts with, from now on."""
     seen: list[int] = []
     epochs = trainer._ppo_epochs
 
@@ -1104,6 +1100,16 @@ def test_update_runs_on_update_threads_and_gives_the_rollout_its_threads_back(tm
         return epochs(episodes)
 
     trainer._ppo_epochs = spy  # type: ignore[method-assign]
+    return seen
+
+
+def test_update_runs_on_update_threads_and_gives_the_rollout_its_threads_back(tmp_path: Path) -> None:
+    """torch's thread count is per process: the update may take every core,
+    the games then get their own count back; the fused optimizer survives resume."""
+    cfg = vector_config(tmp_path, torch_threads=1, update_threads=2, precision="bfloat16")
+    trainer = Trainer(cfg, progress=False)
+    assert trainer.compute_dtype == torch.bfloat16
+    seen = update_thread_counts(trainer)
     before = [p.detach().clone() for p in trainer.net.parameters()]
     stats, _, _ = trainer.collect_and_update()
     assert seen == [2] and torch.get_num_threads() == 1
