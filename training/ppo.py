@@ -919,11 +919,10 @@ class Trainer:
         clock = time.perf_counter
         t0 = clock()
         torch.set_num_threads(self.cfg.torch_threads)  # here, not in the rollout's thread: one count for both
+        self.acting_net.load_state_dict(self.net.state_dict())  # the weights before this call's update
         if self._ready is None:  # a run's first update, or a resumed one's: nothing collected yet
-            self.acting_net.load_state_dict(self.net.state_dict())
             self._ready = self.collect()
         episodes, self._ready = self._ready, None
-        self.acting_net.load_state_dict(self.net.state_dict())
         self._reset_rollout_timing()
         if self._overlap is None:
             self._overlap = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rollout")
