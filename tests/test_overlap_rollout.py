@@ -4,6 +4,7 @@ from the batch before (training/ppo.py, ``Trainer._overlapped``)."""
 from __future__ import annotations
 
 import copy
+import threading
 import time
 from pathlib import Path
 
@@ -120,12 +121,59 @@ def test_an_overlapped_run_repeats_itself_and_its_checkpoint_keeps_the_updates_g
         close(resumed)
 
 
+def minibatch_thread_counts(trainer: Trainer) -> list[int]:
+    """The torch thread count of each of ``trainer``'s optimizer steps (one a minibatch), from now on."""
+    seen: list[int] = []
+    step = trainer.optimizer.step
+
+    def spy(*args: object, **kwargs: object) -> object:
+        seen.append(torch.get_num_threads())
+        return step(*args, **kwargs)
+
+    trainer.optimizer.step = spy  # type: ignore[method-assign]
+    return seen
+
+
 def test_the_update_keeps_the_rollouts_torch_threads_when_overlapped(tmp_path: Path) -> None:
-    trainer = overlapped(tmp_path, update_threads=2)
+    """update_threads: null keeps ``torch_threads`` for the whole overlapped update."""
+    trainer = overlapped(tmp_path, update_threads=None)
     seen = update_thread_counts(trainer)
     try:
         trainer.collect_and_update()
-        assert seen == [1] and torch.get_num_threads() == 1
+        steps = minibatch_thread_counts(trainer)
+        stats, _, _ = trainer.collect_and_update()
+        assert seen == [1, 1] and set(steps) == {1} and torch.get_num_threads() == 1
+        assert "wide_minibatches" not in stats
+    finally:
+        close(trainer)
+
+
+def test_the_overlapped_update_widens_to_update_threads_once_the_rollout_is_done(tmp_path: Path) -> None:
+    """update_threads: 2 with overlap_rollout: the minibatches after the games beside the update are done
+    run on two threads, those before on ``torch_threads``; the rollout's count comes back after."""
+    trainer = overlapped(tmp_path, update_threads=2, minibatch_size=32, update_epochs=3, target_kl=None)
+    try:
+        trainer.collect_and_update()
+        steps = minibatch_thread_counts(trainer)
+        released = threading.Event()
+        step = trainer.optimizer.step
+
+        def releasing(*args: object, **kwargs: object) -> object:
+            if len(steps) == 3:  # three minibatches learned: the games beside the update end now
+                released.set()
+            return step(*args, **kwargs)
+
+        def held_collect() -> list:
+            assert released.wait(timeout=60)
+            return []
+
+        trainer.optimizer.step = releasing  # type: ignore[method-assign]
+        trainer.collect = held_collect  # type: ignore[method-assign]
+        stats, _, _ = trainer.collect_and_update()
+        wide = steps.index(2)
+        assert wide >= 3 and steps[:wide] == [1] * wide and steps[wide:] == [2] * (len(steps) - wide)
+        assert stats["wide_minibatches"] == len(steps) - wide > 0
+        assert torch.get_num_threads() == 1
     finally:
         close(trainer)
 

@@ -51,7 +51,8 @@ Logging goes to TensorBoard under ``runs/{env}__{exp}__{seed}__{time}``:
 ``charts/SPS``, ``charts/episodic_return``, ``charts/episodic_length``,
 ``charts/truncated_share`` (the last 200 hands cut at ``max_turns``, self-play included),
 ``losses/*`` (``explained_variance`` against GAE's returns, which contain the values;
-``explained_variance_mc`` against each decision's own discounted result),
+``explained_variance_mc`` against each decision's own discounted result; ``wide_minibatches``
+with ``overlap_rollout`` and ``update_threads``: the update's minibatches run on ``update_threads``),
 ``eval/winrate_vs_<baseline>`` (+ ``_low``/``_high``, the 95%
 interval over duplicate deal pairs), ``league/size``; hyper-parameters as a
 text table. Checkpoints (``checkpoints/latest.pt``, every
@@ -77,7 +78,7 @@ import time
 import typing
 from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -288,8 +289,12 @@ class PPOConfig:
     torch_threads: int = 2
     """torch intra-op threads while the games are played (the rollout's small forward passes)."""
     update_threads: int | None = None
-    """torch intra-op threads during the PPO update, when no game is played (None: every core). Unused with
-    ``overlap_rollout`` (games are played during every update)."""
+    """torch intra-op threads during the PPO update, when no game is played (None: every core). With
+    ``overlap_rollout``, games are played beside the update: None keeps ``torch_threads`` for the whole
+    update; a count is taken once the rollout beside it has collected its batch (the update's remaining
+    minibatches run on it). Then the minibatch where that happens depends on the clock, so a run repeats
+    itself only where torch's products give the same floats on both counts (this project's 2-core Zen 3:
+    bench/README.md)."""
     overlap_rollout: bool = False
     """Play the next batch's games in a second thread while the update learns from this one (``rollout:
     vector`` only). The sequential loop leaves a core idle most of the time (its rollout runs on one
@@ -297,7 +302,8 @@ class PPOConfig:
     weights from before the update it runs beside, so each batch is one update older than the network
     learning from it (PPO's ratios use the stored behaviour log-probabilities, so the loss is still the
     one of the data's policy); schedules apply to a batch's rollout one update earlier. torch keeps
-    ``torch_threads`` for the whole loop. False: rollout, then update (every run before 2026-12-07)."""
+    ``torch_threads`` while games are played (``update_threads`` once they are done). False: rollout, then
+    update (every run before 2026-12-07)."""
     keep_freed_memory: bool = True
     """Keep the memory the update frees in the C heap for its next minibatch (glibc, training/memory.py): the
     update ~1.5x faster on a CPU. The setting holds for the whole process and cannot be undone, so False
@@ -793,6 +799,8 @@ class Trainer:
         #: with ``overlap_rollout``: the batch the last overlapped rollout collected, learned from next
         self._ready: list[Any] | None = None
         self._overlap: ThreadPoolExecutor | None = None
+        #: the overlapped rollout playing beside the update now (None when no game is played beside it)
+        self._rollout_beside: Future[Any] | None = None
         #: wall seconds of the last :meth:`collect_and_update` (with ``overlap_rollout`` less than its rollout
         #: and update seconds added), and learner decisions its rollout collected
         self.loop_seconds = 0.0
@@ -933,12 +941,15 @@ class Trainer:
             return collected, clock() - start
 
         collecting = self._overlap.submit(timed_collect)
+        self._rollout_beside = collecting
         try:
             t1 = clock()
             stats = self._ppo_update(episodes)
             update_seconds = clock() - t1
         finally:  # an error or Ctrl-C in the update: the games stop moving before it goes on
             wait([collecting])
+            self._rollout_beside = None
+            torch.set_num_threads(self.cfg.torch_threads)  # the update may have widened (``update_threads``)
         self._ready, rollout_seconds = collecting.result()
         self.loop_seconds = clock() - t0
         self.rollout_decisions = sum(episode_length(ep) for ep in self._ready)
@@ -966,7 +977,7 @@ class Trainer:
 
     def _ppo_update(self, episodes: list[Any]) -> dict[str, float]:
         """One PPO update on every core the games leave free (``update_threads``; with ``overlap_rollout``
-        the rollout beside it plays on, and torch keeps ``torch_threads``)."""
+        the rollout beside it plays on, and torch keeps ``torch_threads`` until the rollout is done)."""
         threads = contextlib.nullcontext() if self.cfg.overlap_rollout else self.learning_threads()
         with threads, self.autocast():
             return self._ppo_epochs(episodes)
@@ -1036,11 +1047,19 @@ class Trainer:
             compact = self.net.compact(obs, obs_rows, self._update_buffers.setdefault("batch", {}))
         elif self.reuse_minibatch_buffer:
             mb_obs_buffer = obs.new_empty((max(b - a for a, b in bounds), obs.shape[1]))
+        # overlapped: the update widens to ``update_threads`` once the games beside it are done
+        wide_threads = self.cfg.update_threads
+        beside = self._rollout_beside if wide_threads is not None else None
+        widened, wide_minibatches = False, 0
         self.net.train()
         for _epoch in range(cfg.update_epochs):
             perm = torch.from_numpy(self.update_rng.permutation(n)).to(device)
             epoch_stats: list[dict[str, float]] = []
             for start, stop in bounds:
+                if beside is not None and wide_threads is not None and beside.done():
+                    torch.set_num_threads(wide_threads)
+                    beside, widened = None, True
+                wide_minibatches += widened
                 idx = perm[start:stop]
                 pairs = legal.pairs(idx) if legal is not None else None
                 mb_masks = masks[idx] if pairs is None and masks is not None else None  # pairs say it all
@@ -1103,6 +1122,8 @@ class Trainer:
         estimates = old if potentials is None else old + potentials
         stats["explained_variance_mc"] = explained_variance(outcomes, estimates)
         stats["batch_decisions"] = float(n)
+        if self._rollout_beside is not None and wide_threads is not None:
+            stats["wide_minibatches"] = float(wide_minibatches)  # of the update's, on ``update_threads``
         return stats
 
     def behaviour_clone(self) -> dict[str, float]:
