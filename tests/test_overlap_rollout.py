@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import threading
 import time
+from concurrent.futures import wait
 from pathlib import Path
 
 import numpy as np
@@ -159,8 +160,11 @@ def test_the_overlapped_update_widens_to_update_threads_once_the_rollout_is_done
         step = trainer.optimizer.step
 
         def releasing(*args: object, **kwargs: object) -> object:
-            if len(steps) == 3:  # three minibatches learned: the games beside the update end now
+            if len(steps) == 3:  # three minibatches learned: the games beside the update end in this one
                 released.set()
+                beside = trainer._rollout_beside
+                assert beside is not None
+                wait([beside], timeout=60)
             return step(*args, **kwargs)
 
         def held_collect() -> list:
@@ -170,9 +174,8 @@ def test_the_overlapped_update_widens_to_update_threads_once_the_rollout_is_done
         trainer.optimizer.step = releasing  # type: ignore[method-assign]
         trainer.collect = held_collect  # type: ignore[method-assign]
         stats, _, _ = trainer.collect_and_update()
-        wide = steps.index(2)
-        assert wide >= 3 and steps[:wide] == [1] * wide and steps[wide:] == [2] * (len(steps) - wide)
-        assert stats["wide_minibatches"] == len(steps) - wide > 0
+        assert steps[:4] == [1] * 4 and steps[4:] == [2] * (len(steps) - 4)  # widened from the fifth
+        assert stats["wide_minibatches"] == len(steps) - 4 > 0
         assert torch.get_num_threads() == 1
     finally:
         close(trainer)
