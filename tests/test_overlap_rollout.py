@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 
-from tests.test_training_vector import update_thread_counts, vector_config
+from tests.test_training_vector import thread_counts_on, vector_config
 from training.network import evaluate_actions
 from training.ppo import Trainer
 from training.rollout import episode_batch
@@ -122,26 +122,13 @@ def test_an_overlapped_run_repeats_itself_and_its_checkpoint_keeps_the_updates_g
         close(resumed)
 
 
-def minibatch_thread_counts(trainer: Trainer) -> list[int]:
-    """The torch thread count of each of ``trainer``'s optimizer steps (one a minibatch), from now on."""
-    seen: list[int] = []
-    step = trainer.optimizer.step
-
-    def spy(*args: object, **kwargs: object) -> object:
-        seen.append(torch.get_num_threads())
-        return step(*args, **kwargs)
-
-    trainer.optimizer.step = spy  # type: ignore[method-assign]
-    return seen
-
-
 def test_the_update_keeps_the_rollouts_torch_threads_when_overlapped(tmp_path: Path) -> None:
     """update_threads: null keeps ``torch_threads`` for the whole overlapped update."""
     trainer = overlapped(tmp_path, update_threads=None)
-    seen = update_thread_counts(trainer)
+    seen = thread_counts_on(trainer, "_ppo_epochs")
     try:
         trainer.collect_and_update()
-        steps = minibatch_thread_counts(trainer)
+        steps = thread_counts_on(trainer.optimizer, "step")  # one a minibatch
         stats, _, _ = trainer.collect_and_update()
         assert seen == [1, 1] and set(steps) == {1} and torch.get_num_threads() == 1
         assert "wide_minibatches" not in stats
@@ -155,7 +142,7 @@ def test_the_overlapped_update_widens_to_update_threads_once_the_rollout_is_done
     trainer = overlapped(tmp_path, update_threads=2, minibatch_size=32, update_epochs=3, target_kl=None)
     try:
         trainer.collect_and_update()
-        steps = minibatch_thread_counts(trainer)
+        steps = thread_counts_on(trainer.optimizer, "step")  # one a minibatch
         released = threading.Event()
         step = trainer.optimizer.step
 

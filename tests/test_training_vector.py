@@ -1090,16 +1090,17 @@ def test_bfloat16_legal_head_matches_the_full_head_under_the_same_autocast() -> 
         evaluate_actions_dense(net, obs, None, actions)
 
 
-def update_thread_counts(trainer: Trainer) -> list[int]:
-    """The torch thread count each of ``trainer``'s PPO updates starts with, from now on."""
+def thread_counts_on(owner: object, method: str) -> list[int]:
+    """The torch thread count each call of ``owner.method`` starts with, from now on (e.g. a trainer's
+    ``_ppo_epochs``: one a PPO update; its optimizer's ``step``: one a minibatch)."""
     seen: list[int] = []
-    epochs = trainer._ppo_epochs
+    original = getattr(owner, method)
 
-    def spy(episodes: list) -> dict[str, float]:
+    def spy(*args: object, **kwargs: object) -> object:
         seen.append(torch.get_num_threads())
-        return epochs(episodes)
+        return original(*args, **kwargs)
 
-    trainer._ppo_epochs = spy  # type: ignore[method-assign]
+    setattr(owner, method, spy)
     return seen
 
 
@@ -1109,7 +1110,7 @@ def test_update_runs_on_update_threads_and_gives_the_rollout_its_threads_back(tm
     cfg = vector_config(tmp_path, torch_threads=1, update_threads=2, precision="bfloat16")
     trainer = Trainer(cfg, progress=False)
     assert trainer.compute_dtype == torch.bfloat16
-    seen = update_thread_counts(trainer)
+    seen = thread_counts_on(trainer, "_ppo_epochs")
     before = [p.detach().clone() for p in trainer.net.parameters()]
     stats, _, _ = trainer.collect_and_update()
     assert seen == [2] and torch.get_num_threads() == 1
