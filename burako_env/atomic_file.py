@@ -11,7 +11,11 @@ nothing to replace; a dangling link whose target's folder is missing is refused
 with the link and its target named. A writer killed between the two (SIGKILL,
 a power cut) leaves its temporary file behind; the next write of the same
 target removes those whose process is gone (POSIX) and that are older than
-:data:`STALE_SECONDS`.
+:data:`STALE_SECONDS`. A stop signal (Ctrl-C's SIGINT, ``kill``'s SIGTERM) that
+arrives during a write in the main thread is held until the file is in place,
+then delivered: an interrupt raised inside a writer's own code (torch's zip
+writer) could be replaced by that writer's clean-up error, and the user would
+see a crash where they asked for a stop.
 
 Used for reports and summaries (``training.files.write_text_atomic``) and for
 checkpoints and exported policies (``agents.checkpoint.save``).
@@ -24,11 +28,47 @@ import glob
 import os
 import re
 import secrets
+import signal
 import stat
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
+
+#: the signals a user stops a run with; held while a file is written
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextmanager
+def stop_signals_held() -> Iterator[None]:
+    """Within the block, Ctrl-C and ``kill`` are recorded, not acted on; after it, the first one
+    recorded is raised again under the handlers from before (so ``KeyboardInterrupt``, or the
+    default action, comes once the block is done). A second one within the block interrupts at
+    once. Off the main thread it changes nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+
+    def hold(signum: int, frame: Any) -> None:
+        if held:  # asked twice: stop now, as without the hold
+            raise KeyboardInterrupt(f"signal {signum}")
+        held.append(signum)
+
+    previous = {}
+    for signum in STOP_SIGNALS:
+        handler = signal.getsignal(signum)
+        if handler is not None:  # None: a handler not set from Python, which cannot be put back
+            previous[signum] = signal.signal(signum, hold)
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        if held:
+            signal.raise_signal(held[0])
 
 
 def write_atomic(path: str | Path, write: Callable[[BinaryIO], object]) -> Path:
@@ -46,18 +86,19 @@ def write_atomic(path: str | Path, write: Callable[[BinaryIO], object]) -> Path:
     # a name no other writer uses; created like open(path, "w") would (0o666 less the umask)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     descriptor = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-    try:
-        with os.fdopen(descriptor, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        if target.exists():
-            os.chmod(tmp, stat.S_IMODE(target.stat().st_mode))
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    _sync_folder(target.parent)
+    with stop_signals_held():  # a stop asked for now comes once the new file is in place
+        try:
+            with os.fdopen(descriptor, "wb") as f:
+                write(f)
+                f.flush()
+                os.fsync(f.fileno())
+            if target.exists():
+                os.chmod(tmp, stat.S_IMODE(target.stat().st_mode))
+            os.replace(tmp, target)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        _sync_folder(target.parent)
     return path
 
 

@@ -5,6 +5,7 @@ errors for the smaller faults of the command lines."""
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import signal
@@ -461,6 +462,57 @@ def test_a_checkpoint_is_saved_through_a_link_and_a_failed_save_keeps_the_previo
     assert ckpt.load(link)["config"] == {"seed": 2}
     assert sorted(p.name for p in real.parent.iterdir()) == ["policy_v1.pt"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bots", "current.pt", "current.pt.tmp"]
+
+
+class SignalsWhilePickled:
+    """Sends ``signum`` to this process while ``torch.save`` writes it; saved as an empty OrderedDict
+    (a type the safe loader accepts)."""
+
+    def __init__(self, signum: int, times: int = 1) -> None:
+        self.signum, self.times = signum, times
+
+    def __reduce__(self) -> tuple[Any, tuple[()]]:
+        for _ in range(self.times):
+            os.kill(os.getpid(), self.signum)
+        return collections.OrderedDict, ()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_stop_signal_during_a_checkpoint_save_waits_for_the_file_then_interrupts(tmp_path: Path, signum: int) -> None:
+    """Ctrl-C or ``kill`` (SIGTERM, as ``training.signals`` makes it) landing inside ``torch.save``
+    raised ``KeyboardInterrupt`` in the middle of torch's zip writer, whose clean-up then raised
+    ``RuntimeError: ... unexpected pos`` in its place: burako-train exited 1 with a traceback, not
+    130 with its resume hint. The signal is now held until the file is in place, then delivered."""
+    import torch
+
+    from agents import checkpoint as ckpt
+    from training.signals import sigterm_as_interrupt
+
+    target = tmp_path / "latest.pt"
+    ckpt.save({"config": {"seed": 1}, "weights": torch.zeros(3)}, target)
+    with sigterm_as_interrupt(), pytest.raises(KeyboardInterrupt):
+        ckpt.save({"config": {"seed": 2}, "weights": torch.ones(3), "probe": SignalsWhilePickled(signum)}, target)
+    saved = torch.load(target, weights_only=True)
+    assert saved["config"] == {"seed": 2} and saved["probe"] == {} and saved["weights"].tolist() == [1.0, 1.0, 1.0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["latest.pt"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+def test_a_second_ctrl_c_during_a_save_stops_at_once_and_keeps_the_previous_file(tmp_path: Path) -> None:
+    """Holding the first stop must not make a hung write unstoppable: the second one interrupts the
+    write at once, and the previous checkpoint stays whole."""
+    import torch
+
+    from agents import checkpoint as ckpt
+
+    target = tmp_path / "latest.pt"
+    ckpt.save({"config": {"seed": 1}}, target)
+    with pytest.raises(KeyboardInterrupt):
+        ckpt.save({"config": {"seed": 2}, "probe": SignalsWhilePickled(signal.SIGINT, times=2)}, target)
+    assert torch.load(target, weights_only=True) == {"config": {"seed": 1}}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["latest.pt"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
 def test_a_killed_writers_temporary_file_is_removed_by_the_next_write_when_old_and_its_process_gone(

@@ -6,6 +6,9 @@ ends the process without unwinding: no ``finally``, no writer closed, no
 message. :func:`sigterm_as_interrupt` turns SIGTERM into ``KeyboardInterrupt``
 for the duration of a run, so ``kill PID`` unwinds like Ctrl-C: worker
 processes are stopped, files are closed, and the command says how to resume.
+A stop that lands while a checkpoint or report is written waits for that file
+to be in place (``burako_env.atomic_file.stop_signals_held``), so the resume
+starts from it.
 """
 
 from __future__ import annotations
