@@ -45,28 +45,33 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 def stop_signals_held() -> Iterator[None]:
     """Within the block, Ctrl-C and ``kill`` are recorded, not acted on; after it, the first one
     recorded is raised again under the handlers from before (so ``KeyboardInterrupt``, or the
-    default action, comes once the block is done). A second one within the block interrupts at
-    once. Off the main thread it changes nothing."""
+    default action, comes once the block is done). A second one within the block meets those
+    handlers at once (a hung write stays stoppable). Off the main thread it changes nothing."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     held: list[int] = []
+    previous: dict[int, Any] = {}
+
+    def restore() -> None:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
     def hold(signum: int, frame: Any) -> None:
-        if held:  # asked twice: stop now, as without the hold
-            raise KeyboardInterrupt(f"signal {signum}")
+        if held:  # asked twice: the handlers from before act now, as without the hold
+            held.clear()
+            restore()
+            signal.raise_signal(signum)
+            return
         held.append(signum)
 
-    previous = {}
     for signum in STOP_SIGNALS:
-        handler = signal.getsignal(signum)
-        if handler is not None:  # None: a handler not set from Python, which cannot be put back
+        if signal.getsignal(signum) is not None:  # None: a handler not set from Python, which cannot be put back
             previous[signum] = signal.signal(signum, hold)
     try:
         yield
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        restore()
         if held:
             signal.raise_signal(held[0])
 

@@ -527,6 +527,37 @@ def test_a_second_ctrl_c_during_a_save_stops_at_once_and_keeps_the_previous_file
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
+@pytest.mark.parametrize("times", [1, 2])
+def test_kill_during_a_save_outside_a_run_ends_the_process_as_sigterm_does(tmp_path: Path, times: int) -> None:
+    """Without ``sigterm_as_interrupt`` SIGTERM ends the process: held during a write, it still does so
+    once the file is in place (one signal: the new file), or at once (a second signal: the old file)."""
+    import subprocess
+
+    target = tmp_path / "latest.pt"
+    script = f"""
+import collections, os, signal, sys
+sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})
+import torch
+from agents import checkpoint as ckpt
+
+class Probe:
+    def __reduce__(self):
+        for _ in range({times}):
+            os.kill(os.getpid(), signal.SIGTERM)
+        return collections.OrderedDict, ()
+
+ckpt.save({{"config": {{"seed": 1}}}}, {str(target)!r})
+ckpt.save({{"config": {{"seed": 2}}, "probe": Probe()}}, {str(target)!r})
+print("not ended")
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == -signal.SIGTERM, done.stderr
+    assert "not ended" not in done.stdout
+    import torch
+
+    assert torch.load(target, weights_only=True)["config"] == {"seed": 2 if times == 1 else 1}
+
+
 def test_a_killed_writers_temporary_file_is_removed_by_the_next_write_when_old_and_its_process_gone(
     tmp_path: Path,
 ) -> None:
