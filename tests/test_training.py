@@ -379,6 +379,30 @@ def test_league_prioritises_opponents_it_beats_least_and_evicts_old_snapshots() 
         League(["planner"], "elo")
 
 
+def test_league_sample_draws_as_generator_choice_does() -> None:
+    """``League.sample`` skips ``Generator.choice``'s checks but draws as it does: the same member
+    and the same generator state after, for leagues of every size (zero-probability members too)."""
+    net = tiny_net()
+    for baselines, self_play, fraction, results in (
+        (["planner"], 0.2, 0.8, [0.3, 0.9, 0.0]),
+        (["planner", "greedy"], 0.1, None, [1.0, 0.5]),
+        (["planner"], 1.0, None, []),
+        (["planner", "random"], 0.0, 0.6, [0.2] * 6),
+    ):
+        league = League(baselines, "prioritized", self_play_fraction=self_play, baseline_fraction=fraction)
+        for update, points in enumerate(results):
+            league.add_snapshot(update, net.state_dict())
+            league.record(f"snapshot:{update}", points)
+        probs = league.probabilities()
+        names = list(probs)
+        p = np.array(list(probs.values())) / sum(probs.values())
+        ours, numpys = np.random.default_rng(7), np.random.default_rng(7)
+        drawn = [league.sample(ours) for _ in range(400)]
+        assert drawn == [names[int(numpys.choice(len(names), p=p))] for _ in range(400)]
+        assert ours.random() == numpys.random()
+        assert set(drawn) <= {n for n, q in probs.items() if q > 0}
+
+
 # ---------------------------------------------------------------------- checkpoints
 def _exported(tmp_path: Path, num_players: int = 2) -> Path:
     net = tiny_net(num_players)

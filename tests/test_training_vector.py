@@ -366,6 +366,43 @@ def test_the_first_layer_skips_unused_meld_slots_and_equals_the_dense_product(
     assert len(calls) == 3
 
 
+def test_forward_passes_without_gradients_keep_the_unused_slots_constant_until_the_weights_change() -> None:
+    """A rollout's forward passes (no gradients) reuse each block's ``W_slots @ e0`` over its unused
+    slots; it follows the weights: after an optimiser step and after ``load_state_dict`` the torso
+    output equals a gradient-enabled forward's of the same weights, bit for bit, and a batch using
+    fewer slots gets its own constant."""
+    rules = load_rules("burako")
+    torch.manual_seed(0)
+    net = PolicyNet(NetworkShape.for_env(2, rules, hidden=32, slot_embed=4), rules)
+    with torch.no_grad():  # an empty slot's encoding is not zero, so the constant counts
+        net.slot_encoder[0].bias.uniform_(0.1, 0.5)
+    obs, _ = real_positions(600, 2, seed=3)
+    late, fresh = obs[300:364], obs[:64]  # melds on the table / none
+
+    def check() -> None:
+        for batch in (late, fresh, late):
+            with torch.inference_mode():
+                cached = net.features(batch)
+            computed = net.features(batch)  # gradients on: nothing kept, computed afresh
+            for a, b in zip(cached, computed, strict=True):
+                assert torch.equal(a, b.detach())
+
+    check()
+    assert len(net._unused_terms[1]) >= 3  # late and fresh batches use different numbers of slots
+    optimizer = torch.optim.Adam(net.parameters(), lr=1e-2)
+    h, values = net.features(late)
+    (h.square().sum() + values.sum()).backward()
+    optimizer.step()
+    check()  # the step moved the encoder and the first layer: the kept terms were dropped
+    other = PolicyNet(NetworkShape.for_env(2, rules, hidden=32, slot_embed=4), rules)
+    before = net.features(late)[0].detach()
+    net.load_state_dict(other.state_dict())
+    check()
+    with torch.inference_mode():
+        assert not torch.equal(net.features(late)[0], before)
+        assert torch.equal(net.features(late)[0], other.features(late)[0])
+
+
 @pytest.mark.parametrize(("num_players", "value_torso"), [(2, False), (4, False), (2, True)])
 def test_compact_rows_keep_every_input_and_give_the_dense_first_layer(num_players: int, value_torso: bool) -> None:
     """``PolicyNet.compact`` drops only each block's slots past the last one any row uses and the
