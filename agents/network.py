@@ -555,7 +555,11 @@ class PolicyNet(nn.Module):
         """The logits of the (row, action) pairs only: dot products of the torso
         output with those actions' rows of the policy head (its weights read as
         action embeddings). Equal to ``forward``'s logits at those pairs."""
-        return pair_logits(h, rows, self.policy_head.weight, self.policy_head.bias, cols)
+        return pair_logits(h, rows, *self.head_of_pairs(rows, cols))
+
+    def head_of_pairs(self, rows: torch.Tensor, cols: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The head the (row, action) pairs read: ``(weight, bias, head rows)``, the head rows the actions."""
+        return self.policy_head.weight, self.policy_head.bias, cols
 
     def forward(self, obs: torch.Tensor, privileged: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Raw logits over every action (batch, NUM_ACTIONS) and values (batch,)."""

@@ -88,6 +88,84 @@ def _backward(
             grad_bias[c] += g
 
 
+@njit(cache=True, nogil=True, fastmath=_FASTMATH)
+def _sample(
+    h: np.ndarray,
+    rows: np.ndarray,
+    weight: np.ndarray,
+    bias: np.ndarray,
+    cols: np.ndarray,
+    uniforms: np.ndarray,
+    chosen: np.ndarray,
+    chosen_logp: np.ndarray,
+) -> int:  # pragma: no cover - compiled
+    """Gumbel-max over each row's pairs: ``chosen[r]`` the pair drawn for row ``r``, ``chosen_logp[r]``
+    its log-probability under the row's softmax; returns a row with no pair, or -1."""
+    n = chosen.shape[0]
+    width = h.shape[1]
+    logits = np.empty(rows.shape[0], dtype=np.float32)
+    top = np.full(n, -np.inf, dtype=np.float32)
+    total = np.zeros(n, dtype=np.float32)
+    best = np.full(n, -np.inf, dtype=np.float32)
+    tiny = np.finfo(np.float32).tiny
+    for p in range(rows.shape[0]):
+        r = rows[p]
+        c = cols[p]
+        dot = h[r, 0] * weight[c, 0]
+        for k in range(1, width):
+            dot += h[r, k] * weight[c, k]
+        logit = dot + bias[c]
+        logits[p] = logit
+        if logit > top[r]:
+            top[r] = logit
+    for p in range(rows.shape[0]):
+        r = rows[p]
+        total[r] += np.exp(logits[p] - top[r])
+    chosen[:] = -1
+    for p in range(rows.shape[0]):
+        r = rows[p]
+        logp = (logits[p] - top[r]) - np.log(total[r])
+        key = logp - np.log(-np.log(max(uniforms[p], tiny)))
+        if key > best[r]:  # strictly: the first of equal keys, as the torch ops pick
+            best[r] = key
+            chosen[r] = p
+            chosen_logp[r] = logp
+    for r in range(n):
+        if chosen[r] < 0:
+            return r
+    return -1
+
+
+def fused_sample(
+    h: torch.Tensor,
+    rows: torch.Tensor,
+    weight: torch.Tensor,
+    bias: torch.Tensor,
+    cols: torch.Tensor,
+    uniforms: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """One legal pair per row of ``h`` by Gumbel-max in one compiled loop, without gradients: ``(pair
+    index per row, its log-probability)``. The logits as :func:`fused_pair_logits` computes them, the
+    softmax and the draw as ``training.network.sample_actions``' torch ops do from the same
+    ``uniforms`` (one per pair): the same draws up to float rounding, in one call where those took
+    ~20 small ops (~10% of a rollout's step)."""
+    chosen = torch.empty(h.shape[0], dtype=torch.int64)
+    chosen_logp = torch.empty(h.shape[0], dtype=torch.float32)
+    empty = _sample(
+        _array(h),
+        rows.to(torch.int64).contiguous().numpy(),
+        _array(weight),
+        _array(bias),
+        cols.to(torch.int64).contiguous().numpy(),
+        _array(uniforms.to(torch.float32)),
+        chosen.numpy(),
+        chosen_logp.numpy(),
+    )
+    if empty >= 0:
+        raise ValueError(f"sample: row {empty} has no legal action")
+    return chosen, chosen_logp
+
+
 def fused_eligible(h: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> bool:
     """Whether :func:`fused_pair_logits` serves: float32 tensors on the CPU."""
     return (
@@ -162,3 +240,5 @@ def compile_kernels() -> None:
     weight = torch.ones(3, 4, requires_grad=True)
     bias = torch.zeros(3, requires_grad=True)
     fused_pair_logits(h, torch.tensor([0, 1]), weight, bias, torch.tensor([2, 0])).sum().backward()
+    with torch.no_grad():
+        fused_sample(h, torch.tensor([0, 1]), weight, bias, torch.tensor([2, 0]), torch.rand(2))

@@ -132,6 +132,41 @@ def test_legal_action_head_samples_only_legal_actions_and_matches_the_full_head(
     assert torch.allclose(grads[0], grads[1], atol=1e-6)
 
 
+def test_draws_without_gradients_run_in_one_compiled_loop_and_equal_the_torch_ops(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A rollout's draw (no gradients, float32 on the CPU) is one compiled loop
+    (``agents.pair_kernel.fused_sample``): from the same generator it draws the same actions as
+    the torch ops, with the same log-probabilities to float rounding, and leaves the generator where
+    they leave it; flat and peaked policies alike. A row with no legal action is an error."""
+    import training.network as training_network
+
+    rules = load_rules("burako")
+    torch.manual_seed(0)
+    net = PolicyNet(NetworkShape.for_env(2, rules, hidden=32, slot_embed=4), rules)
+    obs, mask = real_positions(600, seed=4)
+    calls = []
+    fused = training_network.fused_sample
+    monkeypatch.setattr(training_network, "fused_sample", lambda *a: calls.append(1) or fused(*a))
+    for scale in (1.0, 300.0):  # near-uniform, then near-greedy
+        with torch.no_grad():
+            net.policy_head.weight.mul_(scale)
+        ours, torchs = torch.Generator().manual_seed(9), torch.Generator().manual_seed(9)
+        for _ in range(3):
+            with torch.no_grad():
+                actions, logp, values = sample_actions(net, obs, mask, generator=ours)
+            expected = sample_actions(net, obs, mask, generator=torchs)  # gradients on: the torch ops
+            assert torch.equal(actions, expected[0])
+            assert torch.allclose(logp, expected[1].detach(), atol=1e-5)
+            assert torch.equal(values, expected[2].detach())
+        assert torch.equal(torch.rand(4, generator=ours), torch.rand(4, generator=torchs))
+    assert len(calls) == 6
+    empty = mask[:3].clone()
+    empty[1] = False
+    with pytest.raises(ValueError, match="row 1 has no legal action"), torch.no_grad():
+        sample_actions(net, obs[:3], empty)
+
+
 @pytest.mark.parametrize("value_torso", [False, True])
 def test_snapshots_sample_in_one_pass_each_from_its_own_network(tmp_path: Path, value_torso: bool) -> None:
     """The rollout samples every snapshot's rows in one pass (``Trainer.snapshot_groups``):
@@ -164,6 +199,12 @@ def test_snapshots_sample_in_one_pass_each_from_its_own_network(tmp_path: Path, 
             for _ in range(5):
                 actions, _, _ = sample_actions(groups, obs, mask)
                 assert bool(mask[torch.arange(len(mask), device=mask.device), actions].all())
+            # a rollout's draw (no gradients: one compiled loop on the CPU) reads each row's own head too
+            ours, torchs = (torch.Generator(device=obs.device).manual_seed(2) for _ in range(2))
+            with torch.no_grad():
+                drawn = sample_actions(groups, obs, mask, generator=ours)
+            expected = sample_actions(groups, obs, mask, generator=torchs)
+            assert torch.equal(drawn[0], expected[0]) and torch.allclose(drawn[1], expected[1].detach(), atol=1e-5)
         stack = trainer._snapshot_stack
         trainer.snapshot_groups(names[:1], [60])
         assert trainer._snapshot_stack is stack  # same snapshots cached: the stack is reused

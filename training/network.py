@@ -20,6 +20,7 @@ import torch
 from torch.distributions import Categorical
 
 from agents.network import PolicyNet, StackedTorsos, masked_logits, pair_logits
+from agents.pair_kernel import fused_eligible, fused_sample
 
 
 def masked_distribution(logits: torch.Tensor, mask: torch.Tensor) -> Categorical:
@@ -99,8 +100,20 @@ class SnapshotGroups:
 
     def logits_of(self, h: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor) -> torch.Tensor:
         """The (row, action) pairs' logits, each from the head of the network that owns its row."""
-        offsets = self.row_offsets.index_select(0, rows)
-        return pair_logits(h, rows, self.stack.head_weight, self.stack.head_bias, offsets + cols)
+        return pair_logits(h, rows, *self.head_of_pairs(rows, cols))
+
+    def head_of_pairs(self, rows: torch.Tensor, cols: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The stacked heads the pairs read: ``(weight, bias, head rows)``, each pair's row in the head
+        of the network that owns its row."""
+        return self.stack.head_weight, self.stack.head_bias, self.row_offsets.index_select(0, rows) + cols
+
+
+def legal_pairs(mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The (row, action) pairs of a batch's legal actions, in row order."""
+    if mask.device.type == "cpu":  # a flat nonzero and a divmod: ~6x torch's 2-d nonzero on a rollout's masks
+        rows, cols = np.divmod(np.flatnonzero(mask.numpy()), mask.shape[1])
+        return torch.from_numpy(rows), torch.from_numpy(cols)
+    return mask.nonzero(as_tuple=True)
 
 
 def legal_log_probs(
@@ -121,11 +134,7 @@ def legal_log_probs(
     if pairs is None:
         if mask is None:
             raise ValueError("legal_log_probs needs the masks or their (row, action) pairs")
-        if mask.device.type == "cpu":  # a flat nonzero and a divmod: ~6x torch's 2-d nonzero on a rollout's masks
-            rows, cols = np.divmod(np.flatnonzero(mask.numpy()), mask.shape[1])
-            pairs = torch.from_numpy(rows), torch.from_numpy(cols)
-        else:
-            pairs = mask.nonzero(as_tuple=True)
+        pairs = legal_pairs(mask)
     rows, cols = pairs
     logits = net.logits_of(h, rows, cols)
     n = h.shape[0]
@@ -150,7 +159,14 @@ def sample_actions(
     candidates are the mask's nonzero entries and nothing else. ``privileged``
     reaches the value only (``PolicyNet.features``)."""
     h, values = net.features(obs, privileged)
-    rows, cols, logp = legal_log_probs(net, h, mask)
+    pairs = legal_pairs(mask)
+    if not torch.is_grad_enabled():  # a rollout's or a game's draw: one compiled loop where it serves
+        weight, bias, head_rows = net.head_of_pairs(*pairs)
+        if fused_eligible(h, weight, bias):
+            u = torch.rand(pairs[0].shape, dtype=h.dtype, device=h.device, generator=generator)
+            first, logp = fused_sample(h, pairs[0], weight, bias, head_rows, u)
+            return pairs[1][first], logp, values
+    rows, cols, logp = legal_log_probs(net, h, mask, pairs)
     u = torch.rand(logp.shape, dtype=logp.dtype, device=logp.device, generator=generator)
     key = logp - torch.log(-torch.log(u.clamp_min(torch.finfo(u.dtype).tiny)))
     n = h.shape[0]
