@@ -100,7 +100,8 @@ def _sample(
     chosen_logp: np.ndarray,
 ) -> int:  # pragma: no cover - compiled
     """Gumbel-max over each row's pairs: ``chosen[r]`` the pair drawn for row ``r``, ``chosen_logp[r]``
-    its log-probability under the row's softmax; returns a row with no pair, or -1."""
+    its log-probability under the row's softmax; returns a row where none was drawn (no pair, or NaN
+    logits: no NaN key beats another), or -1."""
     n = chosen.shape[0]
     width = h.shape[1]
     logits = np.empty(rows.shape[0], dtype=np.float32)
@@ -162,7 +163,7 @@ def fused_sample(
         chosen_logp.numpy(),
     )
     if empty >= 0:
-        raise ValueError(f"sample: row {empty} has no legal action")
+        raise ValueError(f"sample: row {empty} has no legal action, or NaN logits (a NaN in the network)")
     return chosen, chosen_logp
 
 

@@ -11,7 +11,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from agents.network import pair_logits, torch_pair_logits  # noqa: E402
-from agents.pair_kernel import fused_eligible, fused_pair_logits  # noqa: E402
+from agents.pair_kernel import fused_eligible, fused_pair_logits, fused_sample  # noqa: E402
 
 
 def _problem(seed: int, n: int = 64, width: int = 32, actions: int = 50) -> tuple[torch.Tensor, ...]:
@@ -101,3 +101,16 @@ def test_the_environment_switch_keeps_the_torch_ops() -> None:
         assert result.stdout.split()[0] == expected.split()[0]
         if value == "0":
             assert result.stdout.strip() == expected
+
+
+def test_fused_sample_stops_at_nan_logits() -> None:
+    """A NaN in the head makes a draw impossible for the rows that read it: an error naming the row,
+    not an action drawn from garbage."""
+    h, rows, weight, bias, cols = _problem(5)
+    used = torch.unique(rows)  # rows with a legal pair, renumbered from 0
+    h, rows = h[used], torch.searchsorted(used, rows)
+    with torch.no_grad():
+        fused_sample(h, rows, weight, bias, cols, torch.rand(rows.shape))  # finite: draws
+        weight[:] = float("nan")
+        with pytest.raises(ValueError, match=f"row {int(rows[0])} has no legal action, or NaN logits"):
+            fused_sample(h, rows, weight, bias, cols, torch.rand(rows.shape))
