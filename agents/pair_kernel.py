@@ -103,22 +103,16 @@ def _sample(
     its log-probability under the row's softmax; returns a row where none was drawn (no pair, or NaN
     logits: no NaN key beats another), or -1."""
     n = chosen.shape[0]
-    width = h.shape[1]
     logits = np.empty(rows.shape[0], dtype=np.float32)
+    _forward(h, rows, weight, bias, cols, logits)  # the logits as fused_pair_logits computes them
     top = np.full(n, -np.inf, dtype=np.float32)
     total = np.zeros(n, dtype=np.float32)
     best = np.full(n, -np.inf, dtype=np.float32)
     tiny = np.finfo(np.float32).tiny
     for p in range(rows.shape[0]):
         r = rows[p]
-        c = cols[p]
-        dot = h[r, 0] * weight[c, 0]
-        for k in range(1, width):
-            dot += h[r, k] * weight[c, k]
-        logit = dot + bias[c]
-        logits[p] = logit
-        if logit > top[r]:
-            top[r] = logit
+        if logits[p] > top[r]:
+            top[r] = logits[p]
     for p in range(rows.shape[0]):
         r = rows[p]
         total[r] += np.exp(logits[p] - top[r])
