@@ -187,7 +187,8 @@ def slots_in_use(obs: torch.Tensor, start: int, n_slots: int) -> int:
 
 def _prefix_in_use(present: torch.Tensor) -> int:
     """Up to the last column of ``present`` (rows x slots) set in some row. On the CPU numpy reads the
-    (strided) view in place: a third of torch's four ops' time, ~5% of a rollout's step before."""
+    (strided) view in place: half of torch's four ops' time (22 -> 10 us a block; ~4% of a rollout's
+    step before)."""
     if present.device.type == "cpu" and present.dtype == torch.float32 and not present.requires_grad:
         columns = np.flatnonzero(present.numpy().any(0))
         return int(columns[-1]) + 1 if columns.size else 0

@@ -157,7 +157,9 @@ def sample_actions(
     Gumbel-max over the legal actions' log-probabilities (an exact sample of
     the masked softmax), so no illegal action can ever be drawn: the
     candidates are the mask's nonzero entries and nothing else. ``privileged``
-    reaches the value only (``PolicyNet.features``)."""
+    reaches the value only (``PolicyNet.features``). Without gradients, float32 on
+    the CPU (a rollout's draw), the logits, softmax and draw are one compiled loop
+    (``agents.pair_kernel.fused_sample``) from the same uniforms."""
     h, values = net.features(obs, privileged)
     pairs = legal_pairs(mask)
     if not torch.is_grad_enabled():  # a rollout's or a game's draw: one compiled loop where it serves
