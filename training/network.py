@@ -162,7 +162,7 @@ def sample_actions(
     (``agents.pair_kernel.fused_sample``) from the same uniforms."""
     h, values = net.features(obs, privileged)
     pairs = legal_pairs(mask)
-    if not torch.is_grad_enabled():  # a rollout's or a game's draw: one compiled loop where it serves
+    if not torch.is_grad_enabled() and h.device.type == "cpu":  # a rollout's or a game's draw: one compiled loop
         weight, bias, head_rows = net.head_of_pairs(*pairs)
         if fused_eligible(h, weight, bias):
             u = torch.rand(pairs[0].shape, dtype=h.dtype, device=h.device, generator=generator)
