@@ -747,7 +747,174 @@ ANCHOR_FILE = "anchor.pt"
 
 
 # ====================================================================== trainer
-class Trainer:
+class PPOLearning:
+    """PPO's epochs over one batch (:meth:`learn`), for the :class:`Trainer` and for the process that
+    learns beside its games (``update_process``: training/update_process.py): the state it reads."""
+
+    live_cfg: PPOConfig
+    cfg: PPOConfig
+    device: torch.device
+    compute_dtype: torch.dtype
+    net: PolicyNet
+    optimizer: torch.optim.Optimizer
+    update_rng: np.random.Generator
+    anchor: PolicyNet | None
+    _update_buffers: dict[str, dict[str, torch.Tensor]]
+    #: the games played beside the update (``overlap_rollout``; anything with ``done()``), None when none
+    _rollout_beside: Any
+    #: gather each minibatch into one reused buffer; False: a fresh tensor by indexing, the update before
+    #: issue 15 (bench/bench_training.py's "today" path sets it)
+    reuse_minibatch_buffer: bool = True
+    #: gather each minibatch from the batch's :class:`~agents.network.CompactRows`, built once per update
+    #: (float32 on the CPU, the legal head, no anchor), and each cloning minibatch as compact rows (on the
+    #: CPU); False: from the full rows, as every run before 2026-12-06 did (the same losses to float
+    #: rounding, so a run repeats the runs made before only with ``BURAKO_COMPACT_BATCHES=0`` in the
+    #: environment, read once at import)
+    compact_batches: bool = os.environ.get("BURAKO_COMPACT_BATCHES", "1") != "0"
+
+    @property
+    def reads_store_rows(self) -> bool:
+        """float32 on the CPU: each minibatch gathers its rows straight from the decision store's array
+        (``obs_store``, ``obs_rows``: :func:`~training.rollout.episode_batch`), not from a gathered batch."""
+        return self.device.type == "cpu" and self.compute_dtype == torch.float32 and self.reuse_minibatch_buffer
+
+    def learn(self, batch: dict[str, np.ndarray], rewards: list[float], lengths: list[int]) -> dict[str, float]:
+        """PPO's epochs over ``batch`` (:func:`~training.rollout.episode_batch`'s arrays of episodes of
+        ``lengths`` decisions with final ``rewards``, in order); returns the update's stats."""
+        cfg = self.live_cfg
+        device = self.device
+        direct = self.reads_store_rows
+        if "obs" not in batch and not direct:
+            batch = {**batch, "obs": batch["obs_store"][batch["obs_rows"]]}
+        splits = np.cumsum(lengths)[:-1]
+        values_of = np.split(batch["values"], splits)
+        potentials = batch.get("potentials")  # with score_potential: the part of each value the network does not learn
+        potentials_of = np.split(potentials, splits) if potentials is not None else [None] * len(lengths)
+        advs, rets = zip(
+            *(
+                gae(v, reward, cfg.gamma, cfg.gae_lambda, p)
+                for v, p, reward in zip(values_of, potentials_of, rewards, strict=True)
+            ),
+            strict=True,
+        )
+        obs_rows: torch.Tensor | None = None  # the batch's rows of ``obs`` when it is the store's array
+        if "obs" in batch:
+            obs = torch.from_numpy(batch["obs"]).to(device)
+        else:
+            obs, obs_rows = torch.from_numpy(batch["obs_store"]), torch.from_numpy(batch["obs_rows"])
+        if self.compute_dtype != torch.float32:
+            # once for the whole batch: each minibatch then gathers half the bytes and its products cast nothing
+            obs = obs.to(self.compute_dtype)
+        actions = torch.from_numpy(batch["actions"]).to(device)
+        old_logp = torch.from_numpy(batch["logprobs"]).to(device)
+        old_values = torch.from_numpy(batch["values"]).to(device)
+        privileged = torch.from_numpy(batch["privileged"]).to(device) if "privileged" in batch else None
+        advantages = torch.from_numpy(np.concatenate(advs)).to(device)
+        returns = torch.from_numpy(np.concatenate(rets)).to(device)
+        legal: LegalIndex | None = None
+        masks: torch.Tensor | None = None
+        packed = batch.get("packed_masks")
+        if cfg.policy_head == "legal" and packed is not None:  # the pairs straight from the store's bits
+            legal = LegalIndex.of_packed(packed, device)
+        else:
+            dense = batch["masks"] if packed is None else unpack_masks(packed, self.net.shape.num_actions)
+            masks = torch.from_numpy(dense).to(device)
+            legal = LegalIndex.of_mask(masks) if cfg.policy_head == "legal" else None
+        n = actions.shape[0]
+        clipfracs: list[float] = []
+        stats: dict[str, float] = {}
+        # every minibatch's rows are gathered into this one buffer: a fresh 40 MB tensor a minibatch
+        # (2,048 rows of 4,886 floats) cost ~17 ms of page faults to copy ~2 ms of data (bench/README.md)
+        bounds = minibatch_bounds(n, cfg.minibatch_size, cfg.minibatch_split)
+        compact: CompactRows | None = None
+        mb_obs_buffer: torch.Tensor | None = None
+        if direct and legal is not None and self.anchor is None and self.compact_batches and self.net.compacts:
+            # the slots and columns the batch uses, once: each minibatch then gathers ~40% of a row's floats,
+            # and the slot encoder reads them in place (bench/README.md)
+            compact = self.net.compact(obs, obs_rows, self._update_buffers.setdefault("batch", {}))
+        elif self.reuse_minibatch_buffer:
+            mb_obs_buffer = obs.new_empty((max(b - a for a, b in bounds), obs.shape[1]))
+        # overlapped: the update widens to ``update_threads`` once the games beside it are done
+        wide_threads = self.cfg.update_threads
+        beside = self._rollout_beside if wide_threads is not None else None
+        widened, wide_minibatches = False, 0
+        self.net.train()
+        for _epoch in range(cfg.update_epochs):
+            perm = torch.from_numpy(self.update_rng.permutation(n)).to(device)
+            epoch_stats: list[dict[str, float]] = []
+            for start, stop in bounds:
+                if beside is not None and wide_threads is not None and beside.done():
+                    torch.set_num_threads(wide_threads)
+                    beside, widened = None, True
+                wide_minibatches += widened
+                idx = perm[start:stop]
+                pairs = legal.pairs(idx) if legal is not None else None
+                mb_masks = masks[idx] if pairs is None and masks is not None else None  # pairs say it all
+                mb_obs: torch.Tensor | CompactRows
+                if compact is not None:
+                    mb_obs = compact.select(idx, self._update_buffers.setdefault("minibatch", {}))
+                elif self.reuse_minibatch_buffer:
+                    # index_select: a parallel row copy, 3x faster than obs[idx] on the 4,886-wide rows
+                    rows = idx if obs_rows is None else obs_rows[idx]
+                    assert mb_obs_buffer is not None
+                    mb_obs = torch.index_select(obs, 0, rows, out=mb_obs_buffer[: idx.numel()])
+                else:
+                    mb_obs = obs[idx]
+                mb_privileged = privileged[idx] if privileged is not None else None
+                kl_to_anchor: torch.Tensor | None = None
+                if cfg.policy_head == "legal":  # evaluate_actions, keeping the legal distribution for the anchor
+                    h, values = self.net.features(mb_obs, mb_privileged)
+                    logp, entropy, dist = legal_figures(self.net, h, mb_masks, actions[idx], pairs)
+                    if self.anchor is not None and cfg.anchor_kl_coef > 0:
+                        kl_to_anchor = anchor_kl(self.anchor, mb_obs, mb_masks, pairs, dist).mean()
+                else:
+                    logp, entropy, values = evaluate_actions_dense(
+                        self.net, mb_obs, mb_masks, actions[idx], pairs, mb_privileged
+                    )
+                entropy = entropy.mean()
+                log_ratio = logp - old_logp[idx]
+                ratio = log_ratio.exp()
+                with torch.no_grad():
+                    approx_kl = ((ratio - 1) - log_ratio).mean().item()
+                    clipfracs.append(((ratio - 1.0).abs() > cfg.clip_coef).float().mean().item())
+                pg_loss = policy_loss(ratio, advantages[idx], cfg.clip_coef)
+                v_loss = value_loss(values, old_values[idx], returns[idx], cfg.clip_coef if cfg.clip_vloss else None)
+                loss = pg_loss - cfg.ent_coef * entropy + cfg.vf_coef * v_loss
+                if kl_to_anchor is not None:
+                    loss = loss + cfg.anchor_kl_coef * kl_to_anchor
+                self.optimizer.zero_grad()
+                loss.backward()
+                nn.utils.clip_grad_norm_(self.net.parameters(), cfg.max_grad_norm)
+                self.optimizer.step()
+                stats = {
+                    "policy_loss": pg_loss.item(),
+                    "value_loss": v_loss.item(),
+                    "entropy": entropy.item(),
+                    "approx_kl": approx_kl,
+                    "loss": loss.item(),
+                }
+                if kl_to_anchor is not None:
+                    stats["anchor_kl"] = kl_to_anchor.item()
+                epoch_stats.append(stats)
+            if cfg.minibatch_split == "equal":  # the epoch's means, not its last minibatch's
+                stats = {key: float(np.mean([s[key] for s in epoch_stats])) for key in stats}
+            if cfg.target_kl is not None and stats["approx_kl"] > cfg.target_kl:
+                break
+        self.net.eval()
+        stats["clipfrac"] = float(np.mean(clipfracs))
+        old = batch["values"].astype(np.float64)
+        stats["explained_variance"] = explained_variance(returns.cpu().numpy().astype(np.float64), old)
+        outcomes = monte_carlo_returns(rewards, lengths, cfg.gamma)
+        # the critic's estimate of a result is its value plus the potential (score_potential)
+        estimates = old if potentials is None else old + potentials
+        stats["explained_variance_mc"] = explained_variance(outcomes, estimates)
+        stats["batch_decisions"] = float(n)
+        if self._rollout_beside is not None and wide_threads is not None:
+            stats["wide_minibatches"] = float(wide_minibatches)  # of the update's, on ``update_threads``
+        return stats
+
+
+class Trainer(PPOLearning):
     """Owns the network, optimiser, league, games and run folder of one run."""
 
     def __init__(self, config: PPOConfig, resume: str | Path | None = None, progress: bool = True) -> None:
@@ -982,149 +1149,9 @@ class Trainer:
         with threads, self.autocast():
             return self._ppo_epochs(episodes)
 
-    #: gather each minibatch into one reused buffer; False: a fresh tensor by indexing, the update before
-    #: issue 15 (bench/bench_training.py's "today" path sets it)
-    reuse_minibatch_buffer: bool = True
-    #: gather each minibatch from the batch's :class:`~agents.network.CompactRows`, built once per update
-    #: (float32 on the CPU, the legal head, no anchor), and each cloning minibatch as compact rows (on the
-    #: CPU); False: from the full rows, as every run before 2026-12-06 did (the same losses to float
-    #: rounding, so a run repeats the runs made before only with ``BURAKO_COMPACT_BATCHES=0`` in the
-    #: environment, read once at import)
-    compact_batches: bool = os.environ.get("BURAKO_COMPACT_BATCHES", "1") != "0"
-
     def _ppo_epochs(self, episodes: list[Any]) -> dict[str, float]:
-        cfg = self.live_cfg
-        device = self.device
-        # float32 on the CPU: each minibatch gathers its rows straight from the decision store
-        direct = device.type == "cpu" and self.compute_dtype == torch.float32 and self.reuse_minibatch_buffer
-        batch = episode_batch(episodes, gather_obs=not direct)
-        lengths = [episode_length(ep) for ep in episodes]
-        splits = np.cumsum(lengths)[:-1]
-        values_of = np.split(batch["values"], splits)
-        potentials = batch.get("potentials")  # with score_potential: the part of each value the network does not learn
-        potentials_of = np.split(potentials, splits) if potentials is not None else [None] * len(episodes)
-        advs, rets = zip(
-            *(
-                gae(v, ep.reward, cfg.gamma, cfg.gae_lambda, p)
-                for v, p, ep in zip(values_of, potentials_of, episodes, strict=True)
-            ),
-            strict=True,
-        )
-        obs_rows: torch.Tensor | None = None  # the batch's rows of ``obs`` when it is the store's array
-        if "obs" in batch:
-            obs = torch.from_numpy(batch["obs"]).to(device)
-        else:
-            obs, obs_rows = torch.from_numpy(batch["obs_store"]), torch.from_numpy(batch["obs_rows"])
-        if self.compute_dtype != torch.float32:
-            # once for the whole batch: each minibatch then gathers half the bytes and its products cast nothing
-            obs = obs.to(self.compute_dtype)
-        actions = torch.from_numpy(batch["actions"]).to(device)
-        old_logp = torch.from_numpy(batch["logprobs"]).to(device)
-        old_values = torch.from_numpy(batch["values"]).to(device)
-        privileged = torch.from_numpy(batch["privileged"]).to(device) if "privileged" in batch else None
-        advantages = torch.from_numpy(np.concatenate(advs)).to(device)
-        returns = torch.from_numpy(np.concatenate(rets)).to(device)
-        legal: LegalIndex | None = None
-        masks: torch.Tensor | None = None
-        packed = batch.get("packed_masks")
-        if cfg.policy_head == "legal" and packed is not None:  # the pairs straight from the store's bits
-            legal = LegalIndex.of_packed(packed, device)
-        else:
-            dense = batch["masks"] if packed is None else unpack_masks(packed, self.net.shape.num_actions)
-            masks = torch.from_numpy(dense).to(device)
-            legal = LegalIndex.of_mask(masks) if cfg.policy_head == "legal" else None
-        n = actions.shape[0]
-        clipfracs: list[float] = []
-        stats: dict[str, float] = {}
-        # every minibatch's rows are gathered into this one buffer: a fresh 40 MB tensor a minibatch
-        # (2,048 rows of 4,886 floats) cost ~17 ms of page faults to copy ~2 ms of data (bench/README.md)
-        bounds = minibatch_bounds(n, cfg.minibatch_size, cfg.minibatch_split)
-        compact: CompactRows | None = None
-        mb_obs_buffer: torch.Tensor | None = None
-        if direct and legal is not None and self.anchor is None and self.compact_batches and self.net.compacts:
-            # the slots and columns the batch uses, once: each minibatch then gathers ~40% of a row's floats,
-            # and the slot encoder reads them in place (bench/README.md)
-            compact = self.net.compact(obs, obs_rows, self._update_buffers.setdefault("batch", {}))
-        elif self.reuse_minibatch_buffer:
-            mb_obs_buffer = obs.new_empty((max(b - a for a, b in bounds), obs.shape[1]))
-        # overlapped: the update widens to ``update_threads`` once the games beside it are done
-        wide_threads = self.cfg.update_threads
-        beside = self._rollout_beside if wide_threads is not None else None
-        widened, wide_minibatches = False, 0
-        self.net.train()
-        for _epoch in range(cfg.update_epochs):
-            perm = torch.from_numpy(self.update_rng.permutation(n)).to(device)
-            epoch_stats: list[dict[str, float]] = []
-            for start, stop in bounds:
-                if beside is not None and wide_threads is not None and beside.done():
-                    torch.set_num_threads(wide_threads)
-                    beside, widened = None, True
-                wide_minibatches += widened
-                idx = perm[start:stop]
-                pairs = legal.pairs(idx) if legal is not None else None
-                mb_masks = masks[idx] if pairs is None and masks is not None else None  # pairs say it all
-                mb_obs: torch.Tensor | CompactRows
-                if compact is not None:
-                    mb_obs = compact.select(idx, self._update_buffers.setdefault("minibatch", {}))
-                elif self.reuse_minibatch_buffer:
-                    # index_select: a parallel row copy, 3x faster than obs[idx] on the 4,886-wide rows
-                    rows = idx if obs_rows is None else obs_rows[idx]
-                    assert mb_obs_buffer is not None
-                    mb_obs = torch.index_select(obs, 0, rows, out=mb_obs_buffer[: idx.numel()])
-                else:
-                    mb_obs = obs[idx]
-                mb_privileged = privileged[idx] if privileged is not None else None
-                kl_to_anchor: torch.Tensor | None = None
-                if cfg.policy_head == "legal":  # evaluate_actions, keeping the legal distribution for the anchor
-                    h, values = self.net.features(mb_obs, mb_privileged)
-                    logp, entropy, dist = legal_figures(self.net, h, mb_masks, actions[idx], pairs)
-                    if self.anchor is not None and cfg.anchor_kl_coef > 0:
-                        kl_to_anchor = anchor_kl(self.anchor, mb_obs, mb_masks, pairs, dist).mean()
-                else:
-                    logp, entropy, values = evaluate_actions_dense(
-                        self.net, mb_obs, mb_masks, actions[idx], pairs, mb_privileged
-                    )
-                entropy = entropy.mean()
-                log_ratio = logp - old_logp[idx]
-                ratio = log_ratio.exp()
-                with torch.no_grad():
-                    approx_kl = ((ratio - 1) - log_ratio).mean().item()
-                    clipfracs.append(((ratio - 1.0).abs() > cfg.clip_coef).float().mean().item())
-                pg_loss = policy_loss(ratio, advantages[idx], cfg.clip_coef)
-                v_loss = value_loss(values, old_values[idx], returns[idx], cfg.clip_coef if cfg.clip_vloss else None)
-                loss = pg_loss - cfg.ent_coef * entropy + cfg.vf_coef * v_loss
-                if kl_to_anchor is not None:
-                    loss = loss + cfg.anchor_kl_coef * kl_to_anchor
-                self.optimizer.zero_grad()
-                loss.backward()
-                nn.utils.clip_grad_norm_(self.net.parameters(), cfg.max_grad_norm)
-                self.optimizer.step()
-                stats = {
-                    "policy_loss": pg_loss.item(),
-                    "value_loss": v_loss.item(),
-                    "entropy": entropy.item(),
-                    "approx_kl": approx_kl,
-                    "loss": loss.item(),
-                }
-                if kl_to_anchor is not None:
-                    stats["anchor_kl"] = kl_to_anchor.item()
-                epoch_stats.append(stats)
-            if cfg.minibatch_split == "equal":  # the epoch's means, not its last minibatch's
-                stats = {key: float(np.mean([s[key] for s in epoch_stats])) for key in stats}
-            if cfg.target_kl is not None and stats["approx_kl"] > cfg.target_kl:
-                break
-        self.net.eval()
-        stats["clipfrac"] = float(np.mean(clipfracs))
-        old = batch["values"].astype(np.float64)
-        stats["explained_variance"] = explained_variance(returns.cpu().numpy().astype(np.float64), old)
-        outcomes = monte_carlo_returns([ep.reward for ep in episodes], lengths, cfg.gamma)
-        # the critic's estimate of a result is its value plus the potential (score_potential)
-        estimates = old if potentials is None else old + potentials
-        stats["explained_variance_mc"] = explained_variance(outcomes, estimates)
-        stats["batch_decisions"] = float(n)
-        if self._rollout_beside is not None and wide_threads is not None:
-            stats["wide_minibatches"] = float(wide_minibatches)  # of the update's, on ``update_threads``
-        return stats
+        batch = episode_batch(episodes, gather_obs=not self.reads_store_rows)
+        return self.learn(batch, [ep.reward for ep in episodes], [episode_length(ep) for ep in episodes])
 
     def behaviour_clone(self) -> dict[str, float]:
         """Fit the network to ``bc_teacher``'s moves and results (warm start: training/cloning.py)."""
