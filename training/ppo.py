@@ -115,21 +115,11 @@ from training.network import (
     evaluate_actions_dense,
     legal_figures,
 )
-from training.resume import (
-    latest_checkpoint,
-    load_optimizer_state,
-    new_run_dir,
-    record_config,
-    restore,
-    save_checkpoint,
-)
+from training.resume import latest_checkpoint, new_run_dir, record_config, restore, save_checkpoint
 from training.rollout import VectorRollout, episode_batch, episode_length, unpack_masks
 from training.rummy_rollout import RummyRollout
 from training.schedule import PACE_CHECK_UPDATES, pace_warning, schedule_problems, scheduled_values
 from training.signals import sigterm_as_interrupt
-
-if typing.TYPE_CHECKING:
-    from training.update_process import SharedArrays, UpdateProcess
 
 #: names tests and scripts import from here, whose homes are the modules above
 __all__ = ["PPOConfig", "Trainer", "gae", "hand_reward", "latest_checkpoint", "load_config", "main", "new_run_dir"]
@@ -314,12 +304,6 @@ class PPOConfig:
     one of the data's policy); schedules apply to a batch's rollout one update earlier. torch keeps
     ``torch_threads`` while games are played (``update_threads`` once they are done). False: rollout, then
     update (every run before 2026-12-07)."""
-    update_process: bool = False
-    """With ``overlap_rollout``: the update runs in a process of its own (training/update_process.py), not
-    in this one beside the games' thread, so the two do not share one interpreter (one process kept the
-    games at ~60% of their speed alone, bench/README.md). The same loop otherwise: the games of the next
-    batch are played by the weights from before the update beside them; the decision store's observations
-    lie in shared memory; the learner's optimiser comes back to this process at each checkpoint."""
     keep_freed_memory: bool = True
     """Keep the memory the update frees in the C heap for its next minibatch (glibc, training/memory.py): the
     update ~1.5x faster on a CPU. The setting holds for the whole process and cannot be undone, so False
@@ -446,8 +430,6 @@ class PPOConfig:
             problems.append("rollout: rummy has no batched compiled core; use rollout: engine (its pure engine)")
         if self.overlap_rollout and (self.game == "rummy" or self.rollout == "engine"):
             problems.append("overlap_rollout needs rollout: vector (the batched compiled core; Burako only)")
-        if self.update_process and not self.overlap_rollout:
-            problems.append("update_process needs overlap_rollout: true (the update in a process beside the games)")
         positive = ("total_steps", "num_envs", "batch_size", "minibatch_size", "update_epochs", "checkpoint_every")
         for name in (*positive, "log_every"):
             if getattr(self, name) <= 0:
@@ -790,13 +772,6 @@ class PPOLearning:
     #: environment, read once at import)
     compact_batches: bool = os.environ.get("BURAKO_COMPACT_BATCHES", "1") != "0"
 
-    def autocast(self) -> torch.autocast:
-        """The context the network runs in, in rollouts and updates alike (``precision``), so the
-        log-probabilities a rollout stores and the update recomputes come from the same arithmetic
-        (in float32 to rounding: a batch skips the meld slots none of its rows uses, agents/network.py)."""
-        dtype = self.compute_dtype
-        return torch.autocast(self.device.type, dtype=dtype, enabled=dtype != torch.float32)
-
     @property
     def reads_store_rows(self) -> bool:
         """float32 on the CPU: each minibatch gathers its rows straight from the decision store's array
@@ -1017,14 +992,6 @@ class Trainer(PPOLearning):
         self.anchor: PolicyNet | None = None
         #: the update's compact batch and minibatch tensors (``compact_batches``), kept between updates
         self._update_buffers: dict[str, dict[str, torch.Tensor]] = {}
-        #: ``update_process``: the decision store's observations in shared memory, and the learner process
-        #: (started at the first update, from this process's network, optimiser and update generator)
-        self.shared_arrays: SharedArrays | None = None
-        self._learner: UpdateProcess | None = None
-        if config.update_process:
-            from training.update_process import SharedArrays
-
-            self.shared_arrays = SharedArrays()
         self.eval_history: list[dict[str, Any]] = []
         if resume is not None:
             self.run_dir = restore(self, Path(resume))
@@ -1108,8 +1075,6 @@ class Trainer(PPOLearning):
         """One rollout and one PPO update: (the update's stats, rollout seconds, update seconds). With
         ``overlap_rollout`` the rollout collects the next update's batch while this update learns from the
         one collected before (:meth:`_overlapped`); ``loop_seconds`` is the call's wall time either way."""
-        if self.cfg.update_process:
-            return self._overlapped_in_process()
         if self.cfg.overlap_rollout:
             return self._overlapped()
         self._reset_rollout_timing()
@@ -1157,6 +1122,13 @@ class Trainer(PPOLearning):
         self.rollout_decisions = sum(episode_length(ep) for ep in self._ready)
         return stats, rollout_seconds, update_seconds
 
+    def autocast(self) -> torch.autocast:
+        """The context the network runs in, in rollouts and updates alike (``precision``), so the
+        log-probabilities a rollout stores and the update recomputes come from the same arithmetic
+        (in float32 to rounding: a batch skips the meld slots none of its rows uses, agents/network.py)."""
+        dtype = self.compute_dtype
+        return torch.autocast(self.device.type, dtype=dtype, enabled=dtype != torch.float32)
+
     # ------------------------------------------------------------------ learning
     @contextlib.contextmanager
     def learning_threads(self) -> Iterator[None]:
@@ -1169,70 +1141,6 @@ class Trainer(PPOLearning):
             yield
         finally:
             torch.set_num_threads(before)
-
-    def _overlapped_in_process(self) -> tuple[dict[str, float], float, float]:
-        """:meth:`_overlapped` with the update in the learner process (``update_process``): this process plays
-        the next batch's games while the learner learns from the batch before; the learned network comes back
-        into ``net`` once both are done (update seconds: the learner's own)."""
-        clock = time.perf_counter
-        t0 = clock()
-        torch.set_num_threads(self.cfg.torch_threads)
-        self.acting_net.load_state_dict(self.net.state_dict())  # the weights before this call's update
-        if self._ready is None:  # a run's first update, or a resumed one's: nothing collected yet
-            self._ready = self.collect()
-        episodes, self._ready = self._ready, None
-        self._reset_rollout_timing()
-        learner = self._learner_process()
-        batch = episode_batch(episodes, gather_obs=False)
-        store_obs = batch.pop("obs_store")
-        assert self.shared_arrays is not None
-        learner.begin(
-            {
-                "batch": batch,
-                "obs_segment": self.shared_arrays.name_of(store_obs),
-                "obs_shape": store_obs.shape,
-                "rewards": [ep.reward for ep in episodes],
-                "lengths": [episode_length(ep) for ep in episodes],
-                "live_cfg": self.live_cfg,
-                "learning_rate": self.optimizer.param_groups[0]["lr"],
-                "beside": True,
-            }
-        )
-        t1 = clock()
-        try:
-            collected = self.collect()
-        finally:  # an error or Ctrl-C in the games: the update under way still ends, and its network is kept
-            learner.games_done()
-            rollout_seconds = clock() - t1
-            stats, state, update_seconds = learner.end()
-            self.net.load_state_dict(state)
-            self.shared_arrays.retire_all_but(self.rollout.store.obs)  # a grown store's old array: read no more
-        self._ready = collected
-        self.loop_seconds = clock() - t0
-        self.rollout_decisions = sum(episode_length(ep) for ep in self._ready)
-        return stats, rollout_seconds, update_seconds
-
-    def _learner_process(self) -> UpdateProcess:
-        """The learner process (``update_process``), started from this process's learning state."""
-        if self._learner is None:
-            from training.update_process import UpdateProcess
-
-            learner = UpdateProcess(self.cfg, self.net.shape, self.rules)
-            try:
-                learner.load(self.net, self.optimizer, self.update_rng, self.anchor)
-            except BaseException:
-                learner.close()
-                raise
-            self._learner = learner
-        return self._learner
-
-    def sync_from_learner(self) -> None:
-        """``update_process``: the learner's optimiser and update generator into this process's copies
-        (the network comes back after every update); before a checkpoint."""
-        if self._learner is not None:
-            state = self._learner.state()
-            load_optimizer_state(self.optimizer, state["optimizer"])
-            self.update_rng.bit_generator.state = state["update_rng"]
 
     def _ppo_update(self, episodes: list[Any]) -> dict[str, float]:
         """One PPO update on every core the games leave free (``update_threads``; with ``overlap_rollout``
@@ -1320,7 +1228,6 @@ class Trainer(PPOLearning):
 
     def save_checkpoint(self, name: str = "latest.pt") -> Path:
         """Everything needed to resume, in ``checkpoints/<name>`` (training/resume.py)."""
-        self.sync_from_learner()
         return save_checkpoint(self, name)
 
     def policy_export(self, half: bool = True) -> dict[str, Any]:
@@ -1562,14 +1469,9 @@ class Trainer(PPOLearning):
         if self._overlap is not None:  # idle: every overlapped collect is waited for
             self._overlap.shutdown()
             self._overlap = None
-        if self._learner is not None:
-            self._learner.close()
-            self._learner = None
         close = getattr(self.rollout, "close", None)
         if close is not None:
             close()
-        if self.shared_arrays is not None:
-            self.shared_arrays.close()
 
 
 def _format_eval(row: dict[str, Any]) -> str:

@@ -96,13 +96,9 @@ class DecisionStore:
         capacity: int = 1024,
         privileged_size: int = 0,
         potentials: bool = False,
-        obs_zeros: Callable[[tuple[int, ...], Any], np.ndarray] = np.zeros,
     ) -> None:
         self.num_actions = num_actions
-        #: makes the observations' array, at the start and when the store grows: ``np.zeros``, or zeros in
-        #: shared memory for a learner in another process (``update_process``: training/update_process.py)
-        self._obs_zeros = obs_zeros
-        self.obs = obs_zeros((capacity, obs_size), np.float32)
+        self.obs = np.zeros((capacity, obs_size), dtype=np.float32)
         #: rows x 0 when no privileged value reads them
         self.privileged = np.zeros((capacity, privileged_size), dtype=np.float32)
         #: rows x 1 with ``potentials``: the part of each decision's value the network does not learn
@@ -134,8 +130,7 @@ class DecisionStore:
         capacity = max(old + need, 2 * old)
         for name in ("obs", "privileged", "packed_masks", "actions", "logprobs", "values", "potentials"):
             array = getattr(self, name)
-            zeros = self._obs_zeros if name == "obs" else np.zeros
-            grown = zeros((capacity, *array.shape[1:]), array.dtype)
+            grown = np.zeros((capacity, *array.shape[1:]), dtype=array.dtype)
             grown[:old] = array
             setattr(self, name, grown)
         free = np.empty(capacity, dtype=np.int64)
@@ -268,7 +263,6 @@ class VectorRollout(StoredCollect):
             capacity=max(1024, cfg.batch_size),
             privileged_size=trainer.net.privileged_size,
             potentials=cfg.score_potential,
-            obs_zeros=trainer.shared_arrays.zeros if trainer.shared_arrays is not None else np.zeros,
         )
         n_envs, n = cfg.num_envs, trainer.n
         self.opponent = [SELF] * n_envs
