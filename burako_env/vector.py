@@ -35,7 +35,8 @@ of the player to act in each game:
   no game moves.
 
 Threads: the kernels run ``prange`` over chunks of games (16 per thread, each
-with its own scratch rows). By default (measured in ``bench/bench_threads.py``,
+with its own scratch rows); on one thread the step runs a serial kernel, every
+game on one scratch block. By default (measured in ``bench/bench_threads.py``,
 bench/README.md) numba's ``workqueue`` threading layer is used, whose idle
 workers sleep instead of spinning, and the chunks are handed out dynamically
 (``numba.parallel_chunksize(1)``), so a core taken by another process (torch
@@ -240,6 +241,46 @@ def _finish_hand(st, i, T, win, scale, rewards, terminated, truncated, ends, tot
         rewards[i, p] = side_reward[p % sides]
 
 
+@numba.njit(cache=True, nogil=True)
+def _step_games(
+    states,
+    actions,
+    T,
+    buf,
+    masks,
+    obs,
+    current,
+    rewards,
+    terminated,
+    truncated,
+    ends,
+    totals,
+    next_tiles,
+    next_manos,
+    refill,
+    win,
+    scale,
+    start,
+    stop,
+):
+    """Games ``[start, stop)`` make their moves, on the scratch rows ``buf`` (the step kernels' body)."""
+    for i in range(start, stop):
+        st = states[i]
+        F.apply_unchecked(st, actions[i], T)
+        rewards[i, :] = 0.0
+        totals[i, :] = 0
+        ends[i] = 0
+        terminated[i] = False
+        truncated[i] = False
+        if st[F.PHASE] == F.P_HAND_OVER:
+            _finish_hand(st, i, T, win, scale, rewards, terminated, truncated, ends, totals)
+            F.new_match(st, next_tiles[i], next_manos[i], T)
+            refill[i] = 1
+        F.legal_mask(st, T, buf, masks[i])
+        current[i] = st[F.CURRENT]
+        F.encode(st, current[i], T, obs[i])
+
+
 @numba.njit(cache=True, parallel=True, nogil=True)
 def _step_all(
     states,
@@ -262,22 +303,40 @@ def _step_all(
 ):
     chunks = bufs.shape[0]
     for c in numba.prange(chunks):
-        buf = bufs[c]
-        for i in range(*_chunk(states.shape[0], chunks, c)):
-            st = states[i]
-            F.apply_unchecked(st, actions[i], T)
-            rewards[i, :] = 0.0
-            totals[i, :] = 0
-            ends[i] = 0
-            terminated[i] = False
-            truncated[i] = False
-            if st[F.PHASE] == F.P_HAND_OVER:
-                _finish_hand(st, i, T, win, scale, rewards, terminated, truncated, ends, totals)
-                F.new_match(st, next_tiles[i], next_manos[i], T)
-                refill[i] = 1
-            F.legal_mask(st, T, buf, masks[i])
-            current[i] = st[F.CURRENT]
-            F.encode(st, current[i], T, obs[i])
+        start, stop = _chunk(states.shape[0], chunks, c)
+        _step_games(
+            states, actions, T, bufs[c], masks, obs, current, rewards, terminated, truncated, ends, totals,
+            next_tiles, next_manos, refill, win, scale, start, stop,
+        )  # fmt: skip
+
+
+@numba.njit(cache=True, nogil=True)
+def _step_all_serial(
+    states,
+    actions,
+    T,
+    bufs,
+    masks,
+    obs,
+    current,
+    rewards,
+    terminated,
+    truncated,
+    ends,
+    totals,
+    next_tiles,
+    next_manos,
+    refill,
+    win,
+    scale,
+):
+    """:func:`_step_all` on the calling thread, every game on the first scratch rows: on one thread the
+    parallel kernel's launch and its 16 chunks' scratch (4.4 MB, past a core's 2 MB L2 on this project's
+    CPU) cost 0.34 us of a game-step's 3.50 (states of training games replayed, bench/README.md)."""
+    _step_games(
+        states, actions, T, bufs[0], masks, obs, current, rewards, terminated, truncated, ends, totals,
+        next_tiles, next_manos, refill, win, scale, 0, states.shape[0],
+    )  # fmt: skip
 
 
 def listed_seeds(seeds: Any, num_envs: int) -> list[int | None]:
@@ -455,9 +514,10 @@ class BurakoVectorEnv:
             raise ValueError(f"illegal actions ({listed}{more}); no game moved")
         tuner = self.thread_tuner
         threads = tuner.threads() if tuner is not None else self.step_threads
+        kernel = _step_all_serial if threads == 1 else _step_all
         with self._on_threads(threads):
             started = time.perf_counter()  # once the workqueue lock is held: another thread's step is not this one's
-            _step_all(
+            kernel(
                 self._states,
                 acts,
                 self.tables.kernel_args,

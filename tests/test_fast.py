@@ -265,17 +265,40 @@ def test_vector_env_steps_strided_and_read_only_actions_on_the_one_compiled_kern
     another type to numba: the step kernel compiled again for each, ~50 s mid-run, unannounced."""
     from burako_env import vector
 
-    env = BurakoVectorEnv(4, num_threads=1)
-    _obs, masks, _info = env.reset(seed=3)
-    rng = np.random.default_rng(0)
-    env.step(sample_legal_actions(masks, rng))
-    compiled = len(vector._step_all.signatures)
-    two_columns = np.stack([sample_legal_actions(env.masks, rng), np.zeros(4, np.int64)], axis=1)
-    env.step(two_columns[:, 0])  # strided
-    frozen = sample_legal_actions(env.masks, rng)
-    frozen.flags.writeable = False
-    env.step(frozen)
-    assert len(vector._step_all.signatures) == compiled
+    for threads, kernel in ((1, vector._step_all_serial), (2, vector._step_all)):
+        env = BurakoVectorEnv(4, num_threads=threads)
+        _obs, masks, _info = env.reset(seed=3)
+        rng = np.random.default_rng(0)
+        env.step(sample_legal_actions(masks, rng))
+        compiled = len(kernel.signatures)
+        assert compiled >= 1  # the kernel this thread count runs
+        two_columns = np.stack([sample_legal_actions(env.masks, rng), np.zeros(4, np.int64)], axis=1)
+        env.step(two_columns[:, 0])  # strided
+        frozen = sample_legal_actions(env.masks, rng)
+        frozen.flags.writeable = False
+        env.step(frozen)
+        assert len(kernel.signatures) == compiled
+
+
+def test_vector_env_steps_alike_on_one_thread_and_on_two() -> None:
+    """One thread runs the serial step kernel on one scratch block, two the parallel one on 16 a thread:
+    the same games, step for step (observations, masks, rewards, ends, hands dealt again)."""
+    import numba
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("needs numba with 2 threads or more")
+    envs = [BurakoVectorEnv(24, num_threads=threads) for threads in (1, 2)]
+    outs = [env.reset(seed=11) for env in envs]
+    rng = np.random.default_rng(5)
+    ended = 0
+    for _ in range(400):
+        assert all(np.array_equal(a, b) for a, b in zip(outs[0][:2], outs[1][:2], strict=True))
+        actions = sample_legal_actions(envs[0].masks, rng)
+        outs = [env.step(actions) for env in envs]
+        for a, b in zip(outs[0][:5], outs[1][:5], strict=True):
+            assert np.array_equal(a, b)
+        ended += int(outs[0][3].sum() + outs[0][4].sum())
+    assert ended > 0  # hands ended and were dealt again on both
 
 
 def test_vector_envs_step_from_two_python_threads() -> None:

@@ -760,20 +760,27 @@ def test_each_vector_env_steps_on_its_own_thread_count(monkeypatch: pytest.Monke
     most = numba.config.NUMBA_NUM_THREADS
     if most < 2:
         pytest.skip("needs numba with 2 threads or more")
-    seen: list[int] = []
-    real = vector._step_all
+    seen: list[tuple[str, int]] = []
 
-    def spy(*args: object) -> None:
-        seen.append(numba.get_num_threads())
-        real(*args)
+    def spied(name: str) -> Any:
+        real = getattr(vector, name)
 
-    monkeypatch.setattr(vector, "_step_all", spy)
+        def spy(*args: object) -> None:
+            seen.append((name, numba.get_num_threads()))
+            real(*args)
+
+        return spy
+
+    for name in ("_step_all", "_step_all_serial"):
+        monkeypatch.setattr(vector, name, spied(name))
     outer = numba.get_num_threads()
     one, two = vector.BurakoVectorEnv(4, num_threads=1), vector.BurakoVectorEnv(4, num_threads=2)
     for env in (one, two, one):
         _, masks, _ = env.reset(seed=0)
         env.step(vector.sample_legal_actions(masks, np.random.default_rng(0)))
-    assert seen == [1, 2, 1] and numba.get_num_threads() == outer
+    # one thread: the serial kernel (no parallel launch, one scratch block); more: the parallel one
+    assert seen == [("_step_all_serial", 1), ("_step_all", 2), ("_step_all_serial", 1)]
+    assert numba.get_num_threads() == outer
     with pytest.raises(ValueError, match=rf"num_threads {most + 1}: numba has {most} threads"):
         vector.BurakoVectorEnv(2, num_threads=most + 1)
 
