@@ -196,82 +196,6 @@ def _prefix_in_use(present: torch.Tensor) -> int:
     return int(in_use[-1]) + 1 if in_use.numel() else 0
 
 
-#: a bucket's fixed cost in slot cells (a cell: one row's slot through the encoder and its share of the
-#: first layer, forward and backward): a bucket adds ~8 small ops to a minibatch's forward and backward.
-#: Measured on an update of 16,500 decisions (minibatches of 2,048, one thread): 64 cells made it no
-#: faster, 256 1.05x, 512-2,048 1.07-1.12x, 8,192 1.04x (bench/README.md)
-BUCKET_COST_CELLS = 1024
-
-
-def bucket_prefixes(used: np.ndarray, cost: int | None = None) -> np.ndarray:
-    """The prefixes (slot counts) to multiply rows in, given each row's slots in use: a row goes to the
-    smallest prefix >= its own. Chosen to make the fewest cells, each bucket counted as ``cost`` cells
-    more (``BUCKET_COST_CELLS`` by default; dynamic programming over the distinct counts: the largest
-    closes the last bucket)."""
-    cost = BUCKET_COST_CELLS if cost is None else cost
-    values, counts = np.unique(used, return_counts=True)
-    before = np.concatenate([[0], np.cumsum(counts)])  # rows with a count below values[j]
-    best = np.zeros(values.size + 1)
-    cut = np.zeros(values.size + 1, dtype=np.int64)
-    for j in range(1, values.size + 1):  # the best split of values[:j], the last bucket closing at values[j-1]
-        options = best[:j] + cost + (before[j] - before[:j]) * values[j - 1]
-        cut[j] = int(np.argmin(options))
-        best[j] = options[cut[j]]
-    prefixes = []
-    j = values.size
-    while j > 0:
-        prefixes.append(int(values[j - 1]))
-        j = cut[j]
-    return np.asarray(prefixes[::-1], dtype=np.int64)
-
-
-@dataclass(frozen=True)
-class SlotBuckets:
-    """A minibatch's slots of one block, its rows grouped by how many slots each uses (``prefixes``,
-    increasing): bucket ``b`` holds its rows' first ``prefixes[b]`` slots, ``(rows_b, prefixes[b] x 60)``.
-    Rows of a batch use ~5 slots of a block where the batch's longest row uses ~14: multiplying each
-    row's slots up to its bucket's prefix, not the batch's, skips most of the empty ones (their share
-    of the first layer is the constant ``W_slots @ e0``, as past the batch's prefix)."""
-
-    prefixes: tuple[int, ...]
-    data: tuple[torch.Tensor, ...]
-    #: each minibatch row's place among the buckets' rows (bucket 0's first, then bucket 1's, ...)
-    place: torch.Tensor
-
-    @classmethod
-    def gather(
-        cls,
-        part: torch.Tensor,
-        idx: torch.Tensor,
-        used: np.ndarray,
-        buffers: dict[str, torch.Tensor] | None = None,
-        name: str = "",
-    ) -> SlotBuckets:
-        """Rows ``idx`` of a batch's slots ``part`` (rows, prefix x 60) whose slots in use are ``used``."""
-        prefixes = bucket_prefixes(used)
-        bucket = np.searchsorted(prefixes, used)  # the smallest prefix >= the row's own count
-        order = np.argsort(bucket, kind="stable")
-        place = np.empty_like(order)
-        place[order] = np.arange(order.size)
-        ends = np.searchsorted(bucket[order], np.arange(prefixes.size), side="right")
-        rows = idx.index_select(0, torch.from_numpy(order).to(idx.device))
-        data, start = [], 0
-        for b, (prefix, end) in enumerate(zip(prefixes.tolist(), ends.tolist(), strict=True)):
-            view = part[:, : prefix * MELD_FEATURE_SIZE]
-            out = _scratch(buffers, f"{name}bucket{b}", end - start, view)
-            data.append(torch.index_select(view, 0, rows[start:end], out=out))
-            start = end
-        return cls(tuple(prefixes.tolist()), tuple(data), torch.from_numpy(place).to(idx.device))
-
-
-def used_slots_per_row(present: torch.Tensor) -> np.ndarray:
-    """Each row's slots in use, from its ``present`` column per slot (rows x slots): up to its last set
-    one (a side's melds fill its slots from the first)."""
-    flags = present.detach().cpu().numpy() != 0
-    last = flags.shape[1] - np.argmax(flags[:, ::-1], axis=1)
-    return np.where(flags.any(1), last, 0).astype(np.int64)
-
-
 @dataclass(frozen=True)
 class CompactRows:
     """A batch of observation rows reduced to what :meth:`PolicyNet.features` multiplies
@@ -281,37 +205,22 @@ class CompactRows:
     ~26 of 74 slots, ~320 of 446 other columns, so ~1,900 of 4,886 floats a row). An update builds
     it once and gathers each minibatch's rows from it (:meth:`select`)."""
 
-    #: per block of ``PolicyNet.slot_blocks``: (rows, used slots x 60), or a minibatch's :class:`SlotBuckets`
-    slots: tuple[torch.Tensor | SlotBuckets, ...]
+    #: per block of ``PolicyNet.slot_blocks``: (rows, used slots x 60)
+    slots: tuple[torch.Tensor, ...]
     #: (rows, kept columns): the other segments' columns in ``rest_cols``
     rest: torch.Tensor
     #: the kept columns' positions among the other segments' (``PolicyNet.rest_runs`` in order)
     rest_cols: torch.Tensor
-    #: per block, each row's slots in use (:func:`used_slots_per_row`): :meth:`select` then groups a
-    #: minibatch's slots in :class:`SlotBuckets`; None: it keeps the batch's prefix for every row
-    used: tuple[np.ndarray, ...] | None = None
 
     def __len__(self) -> int:
         return self.rest.shape[0]
 
     def select(self, idx: torch.Tensor, buffers: dict[str, torch.Tensor] | None = None) -> CompactRows:
         """Rows ``idx`` (into ``buffers``' tensors when given: an update's minibatches reuse them)."""
-        slots: tuple[torch.Tensor | SlotBuckets, ...]
-        if self.used is not None:
-            rows = idx.cpu().numpy()
-            slots = tuple(
-                SlotBuckets.gather(part, idx, used[rows], buffers, f"slots{i}")
-                for i, (part, used) in enumerate(zip(self.slots, self.used, strict=True))
-                if isinstance(part, torch.Tensor)
-            )
-        else:
-            slots = tuple(
-                torch.index_select(part, 0, idx, out=_scratch(buffers, f"slots{i}", idx.numel(), part))
-                for i, part in enumerate(self.slots)
-                if isinstance(part, torch.Tensor)
-            )
-        if len(slots) != len(self.slots):
-            raise ValueError("CompactRows.select: a minibatch's rows select no further (select from the batch's)")
+        slots = tuple(
+            torch.index_select(part, 0, idx, out=_scratch(buffers, f"slots{i}", idx.numel(), part))
+            for i, part in enumerate(self.slots)
+        )
         rest = torch.index_select(self.rest, 0, idx, out=_scratch(buffers, "rest", idx.numel(), self.rest))
         return CompactRows(slots, rest, self.rest_cols)
 
@@ -570,48 +479,25 @@ class PolicyNet(nn.Module):
         first = self.torso[0]
         return first.weight[:, sum(n for _, n in self.slot_blocks) * self.shape.slot_embed :]
 
-    def _first_layer(self, rest: torch.Tensor, rest_weight: torch.Tensor, slots: list[Any]) -> torch.Tensor:
+    def _first_layer(self, rest: torch.Tensor, rest_weight: torch.Tensor, slots: list[torch.Tensor]) -> torch.Tensor:
         """The torso's first layer (before its ReLU) from the other segments ``rest`` (their weights
-        ``rest_weight``) and, per slot block, its slots up to the last one in use, ``(rows, used x 60)``,
-        or a minibatch's :class:`SlotBuckets`: each block's slots past those add the constant
-        ``W_slots @ e0`` (:meth:`_first_layer_skipping_empty_slots`)."""
+        ``rest_weight``) and, per slot block, its slots up to the last one in use, ``(rows, used x 60)``:
+        each block's slots past those add the constant ``W_slots @ e0``
+        (:meth:`_first_layer_skipping_empty_slots`)."""
         first = self.torso[0]
         batch, hidden, embed = rest.shape[0], first.weight.shape[0], self.shape.slot_embed
         out = torch.addmm(first.bias, rest, rest_weight.t())
         col = 0
         for block, ((_, n_slots), part) in enumerate(zip(self.slot_blocks, slots, strict=True)):
-            weights = first.weight[:, col : col + n_slots * embed]
-            col += n_slots * embed
-            if isinstance(part, SlotBuckets):
-                out = out + self._bucketed_slots_term(block, part, weights, n_slots, hidden, embed)
-                continue
             used = part.shape[1] // MELD_FEATURE_SIZE
+            weights = first.weight[:, col : col + n_slots * embed]
             if used:
                 encoded = self.slot_encoder(part.reshape(-1, MELD_FEATURE_SIZE))
                 out = out.addmm(encoded.view(batch, used * embed), weights[:, : used * embed].t())
             if used < n_slots:
                 out = out + self._unused_slots_term(block, used, weights[:, used * embed :], hidden, embed)
+            col += n_slots * embed
         return out
-
-    def _bucketed_slots_term(
-        self, block: int, buckets: SlotBuckets, weights: torch.Tensor, n_slots: int, hidden: int, embed: int
-    ) -> torch.Tensor:
-        """A block's share of the first layer, ``(rows, hidden)`` in the minibatch's row order, from its
-        :class:`SlotBuckets`: each bucket's slots up to its prefix through the encoder and their weights, the
-        slots past it the constant ``W_slots @ e0``."""
-        terms = []
-        for prefix, data in zip(buckets.prefixes, buckets.data, strict=True):
-            rows = data.shape[0]
-            term: torch.Tensor | None = None
-            if prefix:
-                encoded = self.slot_encoder(data.reshape(-1, MELD_FEATURE_SIZE))
-                term = encoded.view(rows, prefix * embed) @ weights[:, : prefix * embed].t()
-            if prefix < n_slots:
-                unused = self._unused_slots_term(block, prefix, weights[:, prefix * embed :], hidden, embed)
-                term = unused.expand(rows, hidden) if term is None else term + unused
-            assert term is not None  # a bucket's prefix is below n_slots, or above 0
-            terms.append(term)
-        return torch.cat(terms).index_select(0, buckets.place)
 
     def _unused_slots_term(self, block: int, used: int, weights: torch.Tensor, hidden: int, embed: int) -> torch.Tensor:
         """``W_slots @ e0`` over a block's slots from ``used`` on (``weights``: their first-layer columns),
@@ -644,37 +530,27 @@ class PolicyNet(nn.Module):
         return bool(self.slot_blocks) and self.unseen is None and self.input_scale is None
 
     def compact(
-        self,
-        obs: torch.Tensor,
-        rows: torch.Tensor | None = None,
-        buffers: dict[str, torch.Tensor] | None = None,
-        bucketed: bool = False,
+        self, obs: torch.Tensor, rows: torch.Tensor | None = None, buffers: dict[str, torch.Tensor] | None = None
     ) -> CompactRows:
         """Rows ``rows`` of ``obs`` (all of them by default) as :class:`CompactRows` for
         :meth:`features`: the same first layer, to float rounding (the blocks' slots up to the last
         one the whole batch uses are multiplied, each minibatch's empty ones among them as zeros).
         Training reads it in float32 on the CPU only, where the empty-slot skipping serves too
-        (:meth:`_skips_empty_slots`); ``buffers`` keeps its tensors between calls. ``bucketed``: each row's
-        slots in use are kept too, so a minibatch :meth:`CompactRows.select` reads groups its rows by them
-        (:class:`SlotBuckets`; the same function to float rounding)."""
+        (:meth:`_skips_empty_slots`); ``buffers`` keeps its tensors between calls."""
         if not self.compacts:
             raise ValueError("compact: only Burako networks without unseen_input read compact rows")
         if rows is None:
             rows = torch.arange(obs.shape[0])
         slots = []
-        used = []
         for index, (start, n_slots) in enumerate(self.slot_blocks):
             present = obs[:, start + MELD_PRESENT : start + n_slots * MELD_FEATURE_SIZE : MELD_FEATURE_SIZE]
-            present_rows = present.index_select(0, rows)
-            part = obs[:, start : start + _prefix_in_use(present_rows) * MELD_FEATURE_SIZE]
+            part = obs[:, start : start + _prefix_in_use(present.index_select(0, rows)) * MELD_FEATURE_SIZE]
             slots.append(torch.index_select(part, 0, rows, out=_scratch(buffers, f"slots{index}", len(rows), part)))
-            if bucketed:
-                used.append(used_slots_per_row(present_rows))
         rest = torch.cat([obs[:, start : start + size].index_select(0, rows) for start, size in self.rest_runs], dim=1)
         rest_cols = rest.ne(0).any(0).nonzero().squeeze(1)
         kept = _scratch(buffers, "rest", len(rows), rest, len(rest_cols))
         rest = torch.index_select(rest, 1, rest_cols, out=kept)
-        return CompactRows(tuple(slots), rest, rest_cols, tuple(used) if bucketed else None)
+        return CompactRows(tuple(slots), rest, rest_cols)
 
     def logits_of(self, h: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor) -> torch.Tensor:
         """The logits of the (row, action) pairs only: dot products of the torso

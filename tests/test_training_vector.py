@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import itertools
 import math
 import os
 import platform
@@ -20,11 +19,9 @@ import pytest
 import torch
 from conftest import episodes_by_hand, kill_after_first_checkpoint
 
-import agents.network as network_module
 from agents import checkpoint as ckpt
-from agents.network import CompactRows, NetworkShape, PolicyNet, SlotBuckets, bucket_prefixes
+from agents.network import CompactRows, NetworkShape, PolicyNet
 from burako_env.engine import GameState
-from burako_env.melds import MELD_FEATURE_SIZE
 from burako_env.observation import Observer
 from burako_env.rules import load_rules
 from burako_env.vector import BurakoVectorEnv, sample_legal_actions
@@ -221,19 +218,9 @@ def test_snapshots_sample_in_one_pass_each_from_its_own_network(tmp_path: Path, 
 
 
 def expand(net: PolicyNet, rows: CompactRows) -> torch.Tensor:
-    """Full observation rows from compact ones: the dropped slots and columns as zeros (a minibatch's
-    :class:`SlotBuckets` back in its row order)."""
+    """Full observation rows from compact ones: the dropped slots and columns as zeros."""
     full = torch.zeros(len(rows), net.shape.obs_size)
     for (start, _), part in zip(net.slot_blocks, rows.slots, strict=True):
-        if isinstance(part, SlotBuckets):
-            width = max(part.prefixes) * MELD_FEATURE_SIZE
-            in_buckets = torch.zeros(len(rows), width)
-            first = 0
-            for data in part.data:
-                in_buckets[first : first + data.shape[0], : data.shape[1]] = data
-                first += data.shape[0]
-            assert first == len(rows) and sorted(part.place.tolist()) == list(range(len(rows)))
-            part = in_buckets[part.place]
         full[:, start : start + part.shape[1]] = part
     rest = torch.cat([torch.arange(start, start + size) for start, size in net.rest_runs])
     full[:, rest[rows.rest_cols]] = rows.rest
@@ -297,17 +284,9 @@ def test_the_environment_switch_keeps_the_full_rows() -> None:
         assert result.stdout.strip() == expected
 
 
-@pytest.mark.parametrize("bucket_cost", [0, None])
-def test_an_update_on_compact_rows_learns_what_the_full_rows_teach(
-    tmp_path: Path, bucket_cost: int | None, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_an_update_on_compact_rows_learns_what_the_full_rows_teach(tmp_path: Path) -> None:
     """``compact_batches`` changes how an update reads its batch, not what it learns: from the same
-    state, the losses and the weights after an update equal the full rows' to float rounding, the
-    minibatches' slots in buckets (``slot_buckets``; a bucket free of cost: one per slot count) or not."""
-    if bucket_cost is None:
-        monkeypatch.setattr(Trainer, "slot_buckets", False)
-    else:
-        monkeypatch.setattr(network_module, "BUCKET_COST_CELLS", bucket_cost)
+    state, the losses and the weights after an update equal the full rows' to float rounding."""
     cfg = vector_config(tmp_path, self_play_fraction=1.0, league_baselines=[], snapshot_every=0, precision="float32")
     trainer = Trainer(cfg, progress=False)
     episodes = trainer.collect()
@@ -323,8 +302,6 @@ def test_an_update_on_compact_rows_learns_what_the_full_rows_teach(
         results.append((stats, {k: v.clone() for k, v in trainer.net.state_dict().items()}))
     (full, full_weights), (compacted, compact_weights) = results
     assert set(trainer._update_buffers) == {"batch", "minibatch"}  # the compact path ran
-    buckets = [key for key in trainer._update_buffers["minibatch"] if "bucket" in key]
-    assert (len(buckets) > 3) == (bucket_cost == 0)  # several buckets a block when they cost nothing
     for key in ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac"):
         assert compacted[key] == pytest.approx(full[key], rel=1e-4, abs=1e-6), key
     moved = max(float((full_weights[k] - start[0][k]).abs().max()) for k in full_weights)
@@ -465,71 +442,6 @@ def test_forward_passes_without_gradients_keep_the_unused_slots_constant_until_t
     with torch.inference_mode():
         assert not torch.equal(net.features(late)[0], before)
         assert torch.equal(net.features(late)[0], other.features(late)[0])
-
-
-@pytest.mark.parametrize("cost", [0, 3, 40, 10**6])
-def test_bucket_prefixes_make_the_fewest_cells(cost: int) -> None:
-    """Each row is multiplied up to the smallest prefix at or above its own slot count; the prefixes
-    chosen make the fewest cells, a bucket counted as ``cost`` cells (every choice of prefixes tried)."""
-    rng = np.random.default_rng(cost)
-    for _ in range(30):
-        used = rng.integers(0, 9, size=int(rng.integers(1, 40))) * int(rng.integers(1, 3))
-        values = np.unique(used)
-
-        def cells(prefixes: tuple[int, ...], used: np.ndarray = used) -> int:
-            bucket = np.searchsorted(np.asarray(prefixes), used)
-            return len(prefixes) * cost + int(np.asarray(prefixes)[bucket].sum())
-
-        choices = [
-            (*chosen, int(values[-1]))
-            for k in range(values.size)
-            for chosen in itertools.combinations(values[:-1].tolist(), k)
-        ]
-        prefixes = tuple(bucket_prefixes(used, cost).tolist())
-        assert prefixes[-1] == values[-1] and list(prefixes) == sorted(set(prefixes))
-        assert cells(prefixes) == min(cells(choice) for choice in choices)
-    assert bucket_prefixes(np.array([0, 0, 5]), cost=0).tolist() == [0, 5]
-    assert bucket_prefixes(np.array([0, 0, 5]), cost=10**6).tolist() == [5]  # one bucket: the batch's prefix
-
-
-@pytest.mark.parametrize("num_players", [2, 4])
-def test_slot_buckets_give_the_batch_prefixs_first_layer_and_gradients(
-    num_players: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A minibatch of a ``bucketed`` compact batch groups its rows by the slots each uses (SlotBuckets):
-    expanded it is the rows again, in order, and torso outputs, values and every gradient equal those of
-    the same rows multiplied up to the batch's prefix (and the dense product's), to float rounding;
-    with a bucket free of cost each distinct count gets its own, with the default cost fewer."""
-    rules = load_rules("burako")
-    torch.manual_seed(1)
-    net = PolicyNet(NetworkShape.for_env(num_players, rules, hidden=32, slot_embed=4), rules)
-    with torch.no_grad():  # an empty slot's encoding is not zero, so the slots past a bucket's prefix count
-        net.slot_encoder[0].bias.uniform_(0.1, 0.5)
-    obs, _ = real_positions(900, num_players, seed=4)
-    positions = obs[200:]
-    idx = torch.randperm(len(positions), generator=torch.Generator().manual_seed(0))[:400]
-    for cost, most_buckets in ((0, None), (512, 4)):
-        monkeypatch.setattr(network_module, "BUCKET_COST_CELLS", cost)
-        bucketed = net.compact(positions, buffers={}, bucketed=True).select(idx, {})
-        plain = net.compact(positions).select(idx)
-        assert all(isinstance(part, SlotBuckets) for part in bucketed.slots)
-        counts = [int(np.unique(used[idx.numpy()]).size) for used in net.compact(positions, bucketed=True).used]
-        for part, distinct in zip(bucketed.slots, counts, strict=True):
-            assert len(part.prefixes) == distinct if most_buckets is None else 1 <= len(part.prefixes) <= distinct
-        assert torch.equal(expand(net, bucketed), positions[idx])
-        outputs = []
-        for batch in (bucketed, plain, positions[idx]):
-            net.zero_grad()
-            h, values = net.features(batch)
-            (h.square().sum() + values.sum()).backward()
-            outputs.append([h, values] + [p.grad.clone() for p in net.parameters() if p.grad is not None])
-        for reference in outputs[1:]:
-            assert len(outputs[0]) == len(reference)
-            for a, b in zip(outputs[0], reference, strict=True):
-                assert torch.allclose(a, b, rtol=1e-4, atol=1e-5)
-    assert max(len(part.prefixes) for part in bucketed.slots) > 1  # the default cost still splits them
-    with pytest.raises(ValueError, match="select from the batch's"):
-        bucketed.select(torch.arange(3))
 
 
 @pytest.mark.parametrize(("num_players", "value_torso"), [(2, False), (4, False), (2, True)])

@@ -771,11 +771,6 @@ class PPOLearning:
     #: rounding, so a run repeats the runs made before only with ``BURAKO_COMPACT_BATCHES=0`` in the
     #: environment, read once at import)
     compact_batches: bool = os.environ.get("BURAKO_COMPACT_BATCHES", "1") != "0"
-    #: with ``compact_batches``: each minibatch's meld slots grouped by how many each row uses
-    #: (:class:`~agents.network.SlotBuckets`), not multiplied up to the batch's longest row: the same losses
-    #: to float rounding; ``BURAKO_SLOT_BUCKETS=0`` in the environment (read once at import): the batch's
-    #: prefix for every row, as every run before 2026-12-07 18:00 UTC
-    slot_buckets: bool = os.environ.get("BURAKO_SLOT_BUCKETS", "1") != "0"
 
     @property
     def reads_store_rows(self) -> bool:
@@ -836,8 +831,7 @@ class PPOLearning:
         if direct and legal is not None and self.anchor is None and self.compact_batches and self.net.compacts:
             # the slots and columns the batch uses, once: each minibatch then gathers ~40% of a row's floats,
             # and the slot encoder reads them in place (bench/README.md)
-            buffers = self._update_buffers.setdefault("batch", {})
-            compact = self.net.compact(obs, obs_rows, buffers, bucketed=self.slot_buckets)
+            compact = self.net.compact(obs, obs_rows, self._update_buffers.setdefault("batch", {}))
         elif self.reuse_minibatch_buffer:
             mb_obs_buffer = obs.new_empty((max(b - a for a, b in bounds), obs.shape[1]))
         # overlapped: the update widens to ``update_threads`` once the games beside it are done
