@@ -243,26 +243,9 @@ def _finish_hand(st, i, T, win, scale, rewards, terminated, truncated, ends, tot
 
 @numba.njit(cache=True, nogil=True)
 def _step_games(
-    states,
-    actions,
-    T,
-    buf,
-    masks,
-    obs,
-    current,
-    rewards,
-    terminated,
-    truncated,
-    ends,
-    totals,
-    next_tiles,
-    next_manos,
-    refill,
-    win,
-    scale,
-    start,
-    stop,
-):
+    states, actions, T, buf, masks, obs, current, rewards, terminated, truncated, ends, totals,
+    next_tiles, next_manos, refill, win, scale, start, stop,
+):  # fmt: skip
     """Games ``[start, stop)`` make their moves, on the scratch rows ``buf`` (the step kernels' body)."""
     for i in range(start, stop):
         st = states[i]
@@ -283,24 +266,9 @@ def _step_games(
 
 @numba.njit(cache=True, parallel=True, nogil=True)
 def _step_all(
-    states,
-    actions,
-    T,
-    bufs,
-    masks,
-    obs,
-    current,
-    rewards,
-    terminated,
-    truncated,
-    ends,
-    totals,
-    next_tiles,
-    next_manos,
-    refill,
-    win,
-    scale,
-):
+    states, actions, T, bufs, masks, obs, current, rewards, terminated, truncated, ends, totals,
+    next_tiles, next_manos, refill, win, scale,
+):  # fmt: skip
     chunks = bufs.shape[0]
     for c in numba.prange(chunks):
         start, stop = _chunk(states.shape[0], chunks, c)
@@ -312,24 +280,9 @@ def _step_all(
 
 @numba.njit(cache=True, nogil=True)
 def _step_all_serial(
-    states,
-    actions,
-    T,
-    bufs,
-    masks,
-    obs,
-    current,
-    rewards,
-    terminated,
-    truncated,
-    ends,
-    totals,
-    next_tiles,
-    next_manos,
-    refill,
-    win,
-    scale,
-):
+    states, actions, T, bufs, masks, obs, current, rewards, terminated, truncated, ends, totals,
+    next_tiles, next_manos, refill, win, scale,
+):  # fmt: skip
     """:func:`_step_all` on the calling thread, every game on the first scratch rows: on one thread the
     parallel kernel's launch and its 16 chunks' scratch (4.4 MB, past a core's 2 MB L2 on this project's
     CPU) cost 0.34 us of a game-step's 3.50 (states of training games replayed, bench/README.md)."""
