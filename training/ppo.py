@@ -303,7 +303,9 @@ class PPOConfig:
     learning from it (PPO's ratios use the stored behaviour log-probabilities, so the loss is still the
     one of the data's policy); schedules apply to a batch's rollout one update earlier. torch keeps
     ``torch_threads`` while games are played (``update_threads`` once they are done). False: rollout, then
-    update (every run before 2026-12-07)."""
+    update (every run before 2026-12-07). The lag costs strength: five full runs overlapped ended 0.673-0.696
+    against the planner on held-out deals (mean 0.686), the three sequential runs of the same recipe
+    0.705-0.708 (docs/training/README.md, "The narrow network overlapped")."""
     keep_freed_memory: bool = True
     """Keep the memory the update frees in the C heap for its next minibatch (glibc, training/memory.py): the
     update ~1.5x faster on a CPU. The setting holds for the whole process and cannot be undone, so False
