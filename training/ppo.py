@@ -750,8 +750,9 @@ ANCHOR_FILE = "anchor.pt"
 
 # ====================================================================== trainer
 class PPOLearning:
-    """PPO's epochs over one batch (:meth:`learn`), for the :class:`Trainer` and for the process that
-    learns beside its games (``update_process``: training/update_process.py): the state it reads."""
+    """PPO's epochs over one batch of arrays (:meth:`learn`), apart from the episodes they were gathered
+    from, and the state they read: the :class:`Trainer`'s (an update driven from elsewhere, a learner in
+    another process as tried in d5eb13b, needs only these attributes)."""
 
     live_cfg: PPOConfig
     cfg: PPOConfig
@@ -786,8 +787,6 @@ class PPOLearning:
         cfg = self.live_cfg
         device = self.device
         direct = self.reads_store_rows
-        if "obs" not in batch and not direct:
-            batch = {**batch, "obs": batch["obs_store"][batch["obs_rows"]]}
         splits = np.cumsum(lengths)[:-1]
         values_of = np.split(batch["values"], splits)
         potentials = batch.get("potentials")  # with score_potential: the part of each value the network does not learn
