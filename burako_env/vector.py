@@ -284,7 +284,7 @@ def _step_all_serial(
     next_tiles, next_manos, refill, win, scale,
 ):  # fmt: skip
     """:func:`_step_all` on the calling thread, every game on the first scratch rows: on one thread the
-    parallel kernel's launch and its 16 chunks' scratch (4.4 MB, past a core's 2 MB L2 on this project's
+    parallel kernel's launch and its 16 chunks' scratch (4.4 MB, past a core's 1 MB L2 on this project's
     CPU) cost 0.34 us of a game-step's 3.50 (states of training games replayed, bench/README.md)."""
     _step_games(
         states, actions, T, bufs[0], masks, obs, current, rewards, terminated, truncated, ends, totals,
