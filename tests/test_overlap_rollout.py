@@ -14,6 +14,7 @@ import pytest
 import torch
 
 from tests.test_training_vector import thread_counts_on, vector_config
+from training import ppo
 from training.network import evaluate_actions
 from training.ppo import Trainer
 from training.rollout import episode_batch
@@ -193,3 +194,63 @@ def test_an_error_in_the_overlapped_rollout_reaches_the_caller_with_no_game_movi
 def test_overlap_rollout_needs_the_batched_rollout(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="overlap_rollout needs rollout: vector"):
         vector_config(tmp_path, rollout="engine", overlap_rollout=True)
+
+
+def test_proximal_clip_needs_the_overlap(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="proximal_clip needs overlap_rollout"):
+        vector_config(tmp_path, proximal_clip=True)
+
+
+def test_proximal_clip_clips_against_the_network_as_the_update_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Decoupled PPO: the ratio's anchor is the network the update starts from, not the older one that
+    played the batch. The first update's batch was played by the network it starts from, so it learns
+    what the plain objective learns; from the second on the anchors are the newer network's."""
+    plain = overlapped(tmp_path / "plain")  # one trainer at a time: the rollouts draw from torch's global generator
+    try:
+        first_plain, _, _ = plain.collect_and_update()
+        plain_weights = [p.detach().clone() for p in plain.net.parameters()]
+    finally:
+        close(plain)
+    assert "behaviour_kl" not in first_plain
+    proximal = overlapped(tmp_path / "proximal", proximal_clip=True)
+    anchors: list[torch.Tensor] = []
+    record = proximal._proximal_logp
+
+    def recording(*args: object, **kwargs: object) -> torch.Tensor:
+        anchors.append(record(*args, **kwargs))  # type: ignore[arg-type]
+        return anchors[-1]
+
+    proximal._proximal_logp = recording  # type: ignore[method-assign]
+    try:
+        first, _, _ = proximal.collect_and_update()
+        for a, b in zip(plain_weights, proximal.net.parameters(), strict=True):
+            assert torch.allclose(a, b, atol=1e-6)
+        assert abs(first["behaviour_kl"]) < 1e-6
+        assert first["policy_loss"] == pytest.approx(first_plain["policy_loss"], abs=1e-6)
+        start = copy.deepcopy(proximal.net)
+        learning = proximal._ready
+        assert learning is not None
+        losses: list[tuple[torch.Tensor, torch.Tensor | None]] = []
+        plain_loss = ppo.policy_loss
+
+        def recording_loss(ratio, advantages, clip_coef, weights=None):  # type: ignore[no-untyped-def]
+            losses.append((ratio.detach().clone(), weights))
+            return plain_loss(ratio, advantages, clip_coef, weights)
+
+        monkeypatch.setattr(ppo, "policy_loss", recording_loss)
+        second, _, _ = proximal.collect_and_update()
+        # the first minibatch's ratios: the network has not moved from its anchor yet
+        ratio, weights = losses[0]
+        assert torch.allclose(ratio, torch.ones_like(ratio), atol=1e-5)
+        assert weights is not None and weights.max() <= ppo.BEHAVIOUR_WEIGHT_MAX
+        under_start, stored = stored_log_probs_under(start, learning)
+        assert torch.allclose(anchors[-1], under_start, atol=1e-5)
+        assert not torch.allclose(anchors[-1], stored, atol=1e-5)  # one update behind: another policy
+        lag = anchors[-1] - stored
+        assert second["behaviour_kl"] == pytest.approx(float((lag.exp() - 1 - lag).mean()), rel=1e-3)
+        assert second["behaviour_kl"] > 1e-8
+        assert 0 <= second["behaviour_weight_capped"] < 1
+    finally:
+        close(proximal)

@@ -342,6 +342,17 @@ def test_policy_loss_clips_the_ratio_on_normalised_advantages() -> None:
     assert policy_loss(torch.tensor([0.9]), torch.tensor([3.0]), 0.2).item() == pytest.approx(-3.0 * 0.9)
 
 
+def test_policy_loss_weights_each_rows_clipped_term() -> None:
+    """``proximal_clip``'s decoupled objective: each row's clipped term times its proximal / behaviour
+    weight, the mean over the rows (the weights do not renormalise)."""
+    a = 1 / math.sqrt(2)
+    weights = torch.tensor([2.0, 0.5])
+    loss = policy_loss(torch.tensor([1.5, 0.5]), torch.tensor([1.0, -1.0]), 0.2, weights)
+    assert loss.item() == pytest.approx((-a * 1.2 * 2.0 + a * 0.8 * 0.5) / 2, rel=1e-6)
+    ones = policy_loss(torch.tensor([1.5, 0.5]), torch.tensor([1.0, -1.0]), 0.2, torch.ones(2))
+    assert ones.item() == pytest.approx(policy_loss(torch.tensor([1.5, 0.5]), torch.tensor([1.0, -1.0]), 0.2).item())
+
+
 def test_explained_variance_against_each_decisions_own_result() -> None:
     """The Monte-Carlo figure reads each decision's discounted result, nothing of the values; a value
     equal to the results explains them wholly; results that do not vary give NaN."""

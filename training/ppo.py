@@ -77,7 +77,7 @@ import sys
 import time
 import typing
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -306,6 +306,14 @@ class PPOConfig:
     update (every run before 2026-12-07). The lag costs strength: five full runs overlapped ended 0.673-0.696
     against the planner on held-out deals (mean 0.686), the three sequential runs of the same recipe
     0.705-0.708 (docs/training/README.md, "The narrow network overlapped")."""
+    proximal_clip: bool = False
+    """With ``overlap_rollout``: decoupled PPO (Hilton et al., 2021, "Batch size-invariance for policy
+    optimization"). The ratio is clipped against the proximal policy, the network as the update starts
+    (one forward pass over the batch before the epochs), not against the behaviour policy one update older
+    that played the batch; each row's term is weighted by proximal / behaviour probability (at most
+    ``BEHAVIOUR_WEIGHT_MAX``), so the objective is still the one of the data's policy. Without the overlap
+    the two policies are one network and the option is refused. False: the ratio against the behaviour
+    log-probabilities (every run before 2026-12-07 20:00 UTC)."""
     keep_freed_memory: bool = True
     """Keep the memory the update frees in the C heap for its next minibatch (glibc, training/memory.py): the
     update ~1.5x faster on a CPU. The setting holds for the whole process and cannot be undone, so False
@@ -432,6 +440,11 @@ class PPOConfig:
             problems.append("rollout: rummy has no batched compiled core; use rollout: engine (its pure engine)")
         if self.overlap_rollout and (self.game == "rummy" or self.rollout == "engine"):
             problems.append("overlap_rollout needs rollout: vector (the batched compiled core; Burako only)")
+        if self.proximal_clip and not self.overlap_rollout:
+            problems.append(
+                "proximal_clip needs overlap_rollout: without it the network that played the batch is the one "
+                "the update starts from, so there is no proximal policy apart from the behaviour one"
+            )
         positive = ("total_steps", "num_envs", "batch_size", "minibatch_size", "update_epochs", "checkpoint_every")
         for name in (*positive, "log_every"):
             if getattr(self, name) <= 0:
@@ -707,12 +720,21 @@ def gae(
     return adv, adv + values
 
 
-def policy_loss(ratio: torch.Tensor, advantages: torch.Tensor, clip_coef: float) -> torch.Tensor:
+#: ``proximal_clip``: the most a row's proximal / behaviour weight counts (a row the proximal policy plays
+#: far more often than the one that played it would otherwise swing a minibatch)
+BEHAVIOUR_WEIGHT_MAX = 2.0
+
+
+def policy_loss(
+    ratio: torch.Tensor, advantages: torch.Tensor, clip_coef: float, weights: torch.Tensor | None = None
+) -> torch.Tensor:
     """PPO's clipped surrogate (to minimise), with the minibatch's advantages normalised (when it has more
-    than one): the mean of ``max(-A * r, -A * clip(r, 1 - c, 1 + c))``."""
+    than one): the mean of ``max(-A * r, -A * clip(r, 1 - c, 1 + c))``, each row's term times its
+    ``weights`` when given (``proximal_clip``: proximal / behaviour probability, ``r`` against the proximal)."""
     if advantages.numel() > 1:
         advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
-    return torch.max(-advantages * ratio, -advantages * torch.clamp(ratio, 1 - clip_coef, 1 + clip_coef)).mean()
+    terms = torch.max(-advantages * ratio, -advantages * torch.clamp(ratio, 1 - clip_coef, 1 + clip_coef))
+    return (terms if weights is None else terms * weights).mean()
 
 
 def value_loss(
@@ -835,6 +857,29 @@ class PPOLearning:
             compact = self.net.compact(obs, obs_rows, self._update_buffers.setdefault("batch", {}))
         elif self.reuse_minibatch_buffer:
             mb_obs_buffer = obs.new_empty((max(b - a for a, b in bounds), obs.shape[1]))
+
+        def minibatch_rows(idx: torch.Tensor) -> torch.Tensor | CompactRows:
+            if compact is not None:
+                return compact.select(idx, self._update_buffers.setdefault("minibatch", {}))
+            if self.reuse_minibatch_buffer:
+                # index_select: a parallel row copy, 3x faster than obs[idx] on the 4,886-wide rows
+                rows = idx if obs_rows is None else obs_rows[idx]
+                assert mb_obs_buffer is not None
+                return torch.index_select(obs, 0, rows, out=mb_obs_buffer[: idx.numel()])
+            return obs[idx]
+
+        # the log-probabilities the ratio is clipped against: the behaviour policy's, or with
+        # ``proximal_clip`` the network's as the update starts, and the rows' proximal / behaviour weights
+        anchor_logp, behaviour_weights = old_logp, None
+        if cfg.proximal_clip:
+            anchor_logp = self._proximal_logp(minibatch_rows, actions, legal, masks, privileged, bounds)
+            behaviour_log_ratio = anchor_logp - old_logp
+            behaviour_weights = behaviour_log_ratio.exp().clamp(max=BEHAVIOUR_WEIGHT_MAX)
+            # how far the batch's policy lies behind the network (approx KL, as ``approx_kl``)
+            stats_lag = {
+                "behaviour_kl": float((behaviour_log_ratio.exp() - 1 - behaviour_log_ratio).mean()),
+                "behaviour_weight_capped": float((behaviour_log_ratio.exp() > BEHAVIOUR_WEIGHT_MAX).float().mean()),
+            }
         # overlapped: the update widens to ``update_threads`` once the games beside it are done
         wide_threads = self.cfg.update_threads
         beside = self._rollout_beside if wide_threads is not None else None
@@ -851,16 +896,7 @@ class PPOLearning:
                 idx = perm[start:stop]
                 pairs = legal.pairs(idx) if legal is not None else None
                 mb_masks = masks[idx] if pairs is None and masks is not None else None  # pairs say it all
-                mb_obs: torch.Tensor | CompactRows
-                if compact is not None:
-                    mb_obs = compact.select(idx, self._update_buffers.setdefault("minibatch", {}))
-                elif self.reuse_minibatch_buffer:
-                    # index_select: a parallel row copy, 3x faster than obs[idx] on the 4,886-wide rows
-                    rows = idx if obs_rows is None else obs_rows[idx]
-                    assert mb_obs_buffer is not None
-                    mb_obs = torch.index_select(obs, 0, rows, out=mb_obs_buffer[: idx.numel()])
-                else:
-                    mb_obs = obs[idx]
+                mb_obs = minibatch_rows(idx)
                 mb_privileged = privileged[idx] if privileged is not None else None
                 kl_to_anchor: torch.Tensor | None = None
                 if cfg.policy_head == "legal":  # evaluate_actions, keeping the legal distribution for the anchor
@@ -873,12 +909,13 @@ class PPOLearning:
                         self.net, mb_obs, mb_masks, actions[idx], pairs, mb_privileged
                     )
                 entropy = entropy.mean()
-                log_ratio = logp - old_logp[idx]
+                log_ratio = logp - anchor_logp[idx]
                 ratio = log_ratio.exp()
                 with torch.no_grad():
                     approx_kl = ((ratio - 1) - log_ratio).mean().item()
                     clipfracs.append(((ratio - 1.0).abs() > cfg.clip_coef).float().mean().item())
-                pg_loss = policy_loss(ratio, advantages[idx], cfg.clip_coef)
+                mb_weights = behaviour_weights[idx] if behaviour_weights is not None else None
+                pg_loss = policy_loss(ratio, advantages[idx], cfg.clip_coef, mb_weights)
                 v_loss = value_loss(values, old_values[idx], returns[idx], cfg.clip_coef if cfg.clip_vloss else None)
                 loss = pg_loss - cfg.ent_coef * entropy + cfg.vf_coef * v_loss
                 if kl_to_anchor is not None:
@@ -910,9 +947,40 @@ class PPOLearning:
         estimates = old if potentials is None else old + potentials
         stats["explained_variance_mc"] = explained_variance(outcomes, estimates)
         stats["batch_decisions"] = float(n)
+        if cfg.proximal_clip:
+            stats.update(stats_lag)
         if self._rollout_beside is not None and wide_threads is not None:
             stats["wide_minibatches"] = float(wide_minibatches)  # of the update's, on ``update_threads``
         return stats
+
+    def _proximal_logp(
+        self,
+        minibatch_rows: Callable[[torch.Tensor], torch.Tensor | CompactRows],
+        actions: torch.Tensor,
+        legal: LegalIndex | None,
+        masks: torch.Tensor | None,
+        privileged: torch.Tensor | None,
+        bounds: list[tuple[int, int]],
+    ) -> torch.Tensor:
+        """The network's log-probabilities of the batch's actions before the update moves it (``proximal_clip``),
+        a minibatch at a time in batch order, without gradients; the same arithmetic as the epochs' losses."""
+        n = actions.shape[0]
+        logp = torch.empty(n, dtype=torch.float32, device=actions.device)
+        self.net.eval()
+        with torch.no_grad():
+            for start, stop in bounds:
+                idx = torch.arange(start, stop, device=actions.device)
+                pairs = legal.pairs(idx) if legal is not None else None
+                mb_masks = masks[idx] if pairs is None and masks is not None else None
+                mb_privileged = privileged[idx] if privileged is not None else None
+                if self.live_cfg.policy_head == "legal":
+                    h, _ = self.net.features(minibatch_rows(idx), mb_privileged)
+                    logp[start:stop] = legal_figures(self.net, h, mb_masks, actions[idx], pairs)[0].float()
+                else:
+                    logp[start:stop] = evaluate_actions_dense(
+                        self.net, minibatch_rows(idx), mb_masks, actions[idx], pairs, mb_privileged
+                    )[0].float()
+        return logp
 
 
 class Trainer(PPOLearning):
