@@ -55,6 +55,7 @@ import torch
 from torch import nn
 
 from agents.pair_kernel import fused_eligible, fused_pair_logits
+from agents.sparse_kernel import sparse_entries, sparse_first_layer, take_rows
 from burako_env.actions import MAX_MELD_SLOTS, NUM_ACTIONS
 from burako_env.melds import MELD_FEATURE_OFFSETS, MELD_FEATURE_SIZE, MELD_PRESENT
 from burako_env.observation import RULE_FEATURES, layout_id, observation_layout, observation_size
@@ -225,6 +226,59 @@ class CompactRows:
         return CompactRows(slots, rest, self.rest_cols)
 
 
+@dataclass(frozen=True)
+class SparseRows:
+    """A minibatch's rows as what each one sets, for :meth:`PolicyNet.features` through the compiled first
+    layer (``agents/sparse_kernel.py``): its used meld slots (row, slot in ``PolicyNet.slot_blocks``' order,
+    the slot's 60 features) and its non-zero other columns (row, position among the other columns,
+    value). A 2-player row: ~9 slots and ~35 columns, where :class:`CompactRows` multiplies the batch's
+    ~26-slot prefix and ~320 columns in every row."""
+
+    n_rows: int
+    slot_rows: torch.Tensor
+    slot_index: torch.Tensor
+    slot_features: torch.Tensor
+    rest_rows: torch.Tensor
+    rest_cols: torch.Tensor
+    rest_values: torch.Tensor
+
+    def __len__(self) -> int:
+        return self.n_rows
+
+
+@dataclass(frozen=True)
+class SparseBatch:
+    """A whole batch's :class:`SparseRows` entries, row by row (numpy, from
+    ``agents.sparse_kernel.sparse_entries``), found once an update (:meth:`PolicyNet.sparse`);
+    :meth:`select` cuts a minibatch's."""
+
+    slot_counts: np.ndarray
+    slot_starts: np.ndarray
+    slot_index: np.ndarray
+    slot_features: np.ndarray
+    rest_counts: np.ndarray
+    rest_starts: np.ndarray
+    rest_cols: np.ndarray
+    rest_values: np.ndarray
+
+    def __len__(self) -> int:
+        return self.slot_counts.shape[0]
+
+    def select(self, idx: torch.Tensor, buffers: dict[str, torch.Tensor] | None = None) -> SparseRows:
+        """Rows ``idx`` (``buffers``: unused, for :class:`CompactRows`' signature)."""
+        rows = idx.numpy()
+        slot_rows, slot_index, features = take_rows(
+            rows, self.slot_counts, self.slot_starts, self.slot_index, self.slot_features
+        )
+        rest_rows, rest_cols, rest_values = take_rows(
+            rows, self.rest_counts, self.rest_starts, self.rest_cols, self.rest_values
+        )
+        return SparseRows(
+            rows.shape[0],
+            *(torch.from_numpy(part) for part in (slot_rows, slot_index, features, rest_rows, rest_cols, rest_values)),
+        )
+
+
 def _scratch(
     buffers: dict[str, torch.Tensor] | None, name: str, rows: int, like: torch.Tensor, cols: int | None = None
 ) -> torch.Tensor | None:
@@ -389,7 +443,7 @@ class PolicyNet(nn.Module):
         nn.init.zeros_(self.value_head.bias)
 
     def features(
-        self, obs: torch.Tensor | CompactRows, privileged: torch.Tensor | None = None
+        self, obs: torch.Tensor | CompactRows | SparseRows, privileged: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Torso output (batch, hidden) and values (batch,) of observation rows, or of a batch's
         :class:`CompactRows` (:meth:`compact`).
@@ -416,8 +470,25 @@ class PolicyNet(nn.Module):
                 value_h = self.privileged_value(torch.cat([value_h, hidden], dim=1))
             return h, self.value_head(value_h).squeeze(-1)
 
-    def _pre_activation(self, obs: torch.Tensor | CompactRows) -> torch.Tensor:
+    def _pre_activation(self, obs: torch.Tensor | CompactRows | SparseRows) -> torch.Tensor:
         """The torso's first layer before its ReLU, by the cheapest path that serves ``obs``."""
+        if isinstance(obs, SparseRows):
+            encoder = self.slot_encoder
+            empty = encoder(obs.slot_features.new_zeros(1, MELD_FEATURE_SIZE))[0]
+            first = self.torso[0]
+            out = sparse_first_layer(
+                first.weight,
+                encoder(obs.slot_features),
+                empty,
+                obs.slot_rows,
+                obs.slot_index,
+                obs.rest_rows,
+                obs.rest_cols,
+                obs.rest_values,
+                obs.n_rows,
+                sum(n for _, n in self.slot_blocks),
+            )
+            return out + first.bias
         if isinstance(obs, CompactRows):
             return self._first_layer(obs.rest, self._rest_weight().index_select(1, obs.rest_cols), list(obs.slots))
         if self.input_scale is not None:
@@ -551,6 +622,33 @@ class PolicyNet(nn.Module):
         kept = _scratch(buffers, "rest", len(rows), rest, len(rest_cols))
         rest = torch.index_select(rest, 1, rest_cols, out=kept)
         return CompactRows(tuple(slots), rest, rest_cols)
+
+    def sparse(self, obs: torch.Tensor, rows: torch.Tensor | None = None) -> SparseBatch:
+        """Rows ``rows`` of ``obs`` (all of them by default) as a :class:`SparseBatch` for
+        :meth:`features` (through :meth:`SparseBatch.select`): the same first layer, to float rounding.
+        float32 on the CPU, where the compiled first layer runs; the networks :meth:`compact` serves."""
+        if not self.compacts:
+            raise ValueError("sparse: only Burako networks without unseen_input read sparse rows")
+        if obs.dtype != torch.float32 or obs.device.type != "cpu":
+            raise ValueError(f"sparse: float32 rows on the CPU only, not {obs.dtype} on {obs.device}")
+        indices = np.arange(obs.shape[0]) if rows is None else rows.numpy()
+        numbers = np.cumsum([0] + [n for _, n in self.slot_blocks])[:-1]
+        blocks = np.array(
+            [(start, n, first) for (start, n), first in zip(self.slot_blocks, numbers, strict=True)], dtype=np.int64
+        )
+        slot_counts, slot_index, features, rest_counts, rest_cols, rest_values = sparse_entries(
+            obs.numpy(), indices, blocks, np.array(self.rest_runs, dtype=np.int64), MELD_PRESENT, MELD_FEATURE_SIZE
+        )
+        return SparseBatch(
+            slot_counts,
+            np.cumsum(slot_counts) - slot_counts,
+            slot_index,
+            features,
+            rest_counts,
+            np.cumsum(rest_counts) - rest_counts,
+            rest_cols,
+            rest_values,
+        )
 
     def logits_of(self, h: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor) -> torch.Tensor:
         """The logits of the (row, action) pairs only: dot products of the torso

@@ -20,8 +20,9 @@ import torch
 from conftest import episodes_by_hand, kill_after_first_checkpoint
 
 from agents import checkpoint as ckpt
-from agents.network import CompactRows, NetworkShape, PolicyNet
+from agents.network import CompactRows, NetworkShape, PolicyNet, SparseRows
 from burako_env.engine import GameState
+from burako_env.melds import MELD_PRESENT
 from burako_env.observation import Observer
 from burako_env.rules import load_rules
 from burako_env.vector import BurakoVectorEnv, sample_legal_actions
@@ -217,22 +218,34 @@ def test_snapshots_sample_in_one_pass_each_from_its_own_network(tmp_path: Path, 
         trainer.close()
 
 
-def expand(net: PolicyNet, rows: CompactRows) -> torch.Tensor:
-    """Full observation rows from compact ones: the dropped slots and columns as zeros."""
+def expand(net: PolicyNet, rows: CompactRows | SparseRows) -> torch.Tensor:
+    """Full observation rows from compact or sparse ones: the dropped slots and columns as zeros."""
     full = torch.zeros(len(rows), net.shape.obs_size)
+    rest = torch.cat([torch.arange(start, start + size) for start, size in net.rest_runs])
+    if isinstance(rows, SparseRows):
+        slot_offsets = torch.cat([start + 60 * torch.arange(n) for start, n in net.slot_blocks])
+        columns = slot_offsets[rows.slot_index].unsqueeze(1) + torch.arange(60)
+        full[rows.slot_rows.unsqueeze(1), columns] = rows.slot_features
+        full[rows.rest_rows, rest[rows.rest_cols]] = rows.rest_values
+        return full
     for (start, _), part in zip(net.slot_blocks, rows.slots, strict=True):
         full[:, start : start + part.shape[1]] = part
-    rest = torch.cat([torch.arange(start, start + size) for start, size in net.rest_runs])
     full[:, rest[rows.rest_cols]] = rows.rest
     return full
 
 
 @pytest.mark.parametrize(
-    ("reuse_buffer", "split", "compact"),
-    [(True, "equal", True), (True, "equal", False), (False, "equal", False), (True, "fixed", True)],
+    ("reuse_buffer", "split", "compact", "sparse"),
+    [
+        (True, "equal", True, False),
+        (True, "equal", True, True),
+        (True, "equal", False, False),
+        (False, "equal", False, False),
+        (True, "fixed", True, False),
+    ],
 )
 def test_every_minibatch_trains_on_its_own_rows_of_the_batch(
-    tmp_path: Path, reuse_buffer: bool, split: str, compact: bool
+    tmp_path: Path, reuse_buffer: bool, split: str, compact: bool, sparse: bool
 ) -> None:
     """The update gathers each minibatch into one reused buffer (or, as before issue 15, a fresh
     tensor): every minibatch, the short last one included, must see exactly the batch's rows the
@@ -243,6 +256,7 @@ def test_every_minibatch_trains_on_its_own_rows_of_the_batch(
     trainer = Trainer(cfg, progress=False)
     trainer.reuse_minibatch_buffer = reuse_buffer
     trainer.compact_batches = compact
+    trainer.sparse_batches = sparse
     episodes = trainer.collect()
     obs = torch.from_numpy(episode_batch(episodes)["obs"])
     n = obs.shape[0]
@@ -262,9 +276,10 @@ def test_every_minibatch_trains_on_its_own_rows_of_the_batch(
     seen: list[torch.Tensor] = []
     features = trainer.net.features
 
-    def record(batch: torch.Tensor | CompactRows, *rest: Any) -> tuple[torch.Tensor, torch.Tensor]:
-        assert isinstance(batch, CompactRows) == (compact and reuse_buffer)
-        seen.append(expand(trainer.net, batch) if isinstance(batch, CompactRows) else batch.clone())
+    def record(batch: torch.Tensor | CompactRows | SparseRows, *rest: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        assert isinstance(batch, CompactRows) == (compact and reuse_buffer and not sparse)
+        assert isinstance(batch, SparseRows) == sparse
+        seen.append(expand(trainer.net, batch) if isinstance(batch, CompactRows | SparseRows) else batch.clone())
         return features(batch, *rest)
 
     trainer.net.features = record  # type: ignore[method-assign]
@@ -274,12 +289,14 @@ def test_every_minibatch_trains_on_its_own_rows_of_the_batch(
         assert torch.equal(got.cpu(), want)
 
 
-def test_the_environment_switch_keeps_the_full_rows() -> None:
+@pytest.mark.parametrize(("variable", "attribute"), [("COMPACT", "compact_batches"), ("SPARSE", "sparse_batches")])
+def test_the_environment_switch_keeps_the_full_rows(variable: str, attribute: str) -> None:
     """``BURAKO_COMPACT_BATCHES=0`` gathers minibatches from the full rows, as updates before compact
-    rows did (their float rounding, so a run made before can be repeated); any other value compacts."""
-    code = "from training.ppo import Trainer; print(Trainer.compact_batches)"
+    rows did (their float rounding, so a run made before can be repeated); any other value compacts.
+    ``BURAKO_SPARSE_BATCHES=0`` keeps the compact rows where sparse ones would serve."""
+    code = f"from training.ppo import Trainer; print(Trainer.{attribute})"
     for value, expected in (("0", "False"), ("1", "True")):
-        env = {**os.environ, "BURAKO_COMPACT_BATCHES": value}
+        env = {**os.environ, f"BURAKO_{variable}_BATCHES": value}
         result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
         assert result.stdout.strip() == expected
 
@@ -293,21 +310,76 @@ def test_an_update_on_compact_rows_learns_what_the_full_rows_teach(tmp_path: Pat
     start = (copy.deepcopy(trainer.net.state_dict()), copy.deepcopy(trainer.optimizer.state_dict()))
     draws = copy.deepcopy(trainer.rng.bit_generator.state)
     results = []
-    for compact in (False, True):
+    reads: list[type] = []
+    features = trainer.net.features
+
+    def record(batch: Any, *rest: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        reads.append(type(batch))
+        return features(batch, *rest)
+
+    trainer.net.features = record  # type: ignore[method-assign]
+    for compact, sparse in ((False, False), (True, False), (True, True)):
         trainer.compact_batches = compact
+        trainer.sparse_batches = sparse
         trainer.net.load_state_dict(start[0])
         trainer.optimizer.load_state_dict(start[1])
         trainer.rng.bit_generator.state = copy.deepcopy(draws)
         stats = trainer._ppo_update(episodes)
         results.append((stats, {k: v.clone() for k, v in trainer.net.state_dict().items()}))
-    (full, full_weights), (compacted, compact_weights) = results
-    assert set(trainer._update_buffers) == {"batch", "minibatch"}  # the compact path ran
-    for key in ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac"):
-        assert compacted[key] == pytest.approx(full[key], rel=1e-4, abs=1e-6), key
+    assert set(reads) == {torch.Tensor, CompactRows, SparseRows}  # each path ran
+    (full, full_weights), *others = results
+    for stats, weights in others:
+        for key in ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac"):
+            assert stats[key] == pytest.approx(full[key], rel=1e-4, abs=1e-6), key
+        for name, weight in full_weights.items():
+            assert torch.allclose(weights[name], weight, rtol=1e-4, atol=1e-6), name
     moved = max(float((full_weights[k] - start[0][k]).abs().max()) for k in full_weights)
-    assert moved > 1e-4  # the update moved the weights, and both paths moved them alike
-    for name, weight in full_weights.items():
-        assert torch.allclose(compact_weights[name], weight, rtol=1e-4, atol=1e-6), name
+    assert moved > 1e-4  # the update moved the weights, and every path moved them alike
+
+
+@pytest.mark.parametrize(("num_players", "value_torso"), [(2, False), (4, False), (2, True)])
+def test_sparse_rows_keep_every_input_and_give_the_dense_first_layer(num_players: int, value_torso: bool) -> None:
+    """``PolicyNet.sparse`` keeps each row's used meld slots and set columns and nothing else: expanded,
+    any minibatch of it is the rows again, exactly. Through the compiled first layer
+    (agents/sparse_kernel.py) the torso outputs, values and every gradient equal the dense product's, on
+    later positions (melds on the table) and on fresh deals (no slot in use: the kernel's empty inputs)."""
+    rules = load_rules("burako")
+    torch.manual_seed(1)
+    net = PolicyNet(NetworkShape.for_env(num_players, rules, hidden=32, slot_embed=4, value_torso=value_torso), rules)
+    with torch.no_grad():  # an empty slot's encoding is not zero: every empty slot adds it
+        net.slot_encoder[0].bias.uniform_(0.1, 0.5)
+    obs, _ = real_positions(600, num_players, seed=4)
+    net.skip_empty_slots_from = None  # the reference: every slot multiplied
+    melded = obs[300:].clone()
+    # random play melds little: some rows also get a late slot of the first side and the last pending option
+    for start, n_slots in (net.slot_blocks[0], net.slot_blocks[-1]):
+        late = start + (n_slots - 1) * 60
+        melded[::7, late : late + 60] = torch.rand(len(melded[::7]), 60)
+        melded[::7, late + MELD_PRESENT] = 1.0
+    for positions in (melded, obs[:20]):
+        store = torch.cat([torch.ones(5, obs.shape[1]), positions])  # the batch is some rows of a store
+        batch = net.sparse(store, torch.arange(5, 5 + len(positions)))
+        assert len(batch) == len(positions)
+        idx = torch.randperm(len(positions))[: len(positions) // 2]
+        minibatch = batch.select(idx)
+        assert torch.equal(expand(net, minibatch), positions[idx])
+        assert torch.equal(minibatch.slot_rows, torch.sort(minibatch.slot_rows).values)  # row by row
+        if len(positions) == 20:
+            assert minibatch.slot_index.numel() == 0  # a fresh deal has no meld
+        outputs = []
+        for rows in (minibatch, positions[idx]):
+            net.zero_grad()
+            h, values = net.features(rows)
+            (h.square().sum() + values.sum()).backward()
+            outputs.append([h, values] + [p.grad.clone() for p in net.parameters() if p.grad is not None])
+        assert len(outputs[0]) == len(outputs[1]) == 2 + 8 + 2 * value_torso
+        for a, b in zip(*outputs, strict=True):
+            assert torch.allclose(a, b, rtol=1e-4, atol=1e-5)
+    shape = NetworkShape.for_env(num_players, rules, hidden=32, slot_embed=4, unseen_input=True)
+    with pytest.raises(ValueError, match="unseen_input"):
+        PolicyNet(shape, rules).sparse(obs)
+    with pytest.raises(ValueError, match="float32 rows on the CPU"):
+        net.sparse(obs.double())
 
 
 def test_keep_freed_memory_is_accepted_by_glibc() -> None:

@@ -90,7 +90,7 @@ from torch import nn
 from tqdm import tqdm
 
 from agents import checkpoint as ckpt
-from agents.network import CompactRows, NetworkShape, PolicyNet, StackedTorsos, parameter_count
+from agents.network import CompactRows, NetworkShape, PolicyNet, SparseBatch, SparseRows, StackedTorsos, parameter_count
 from agents.options import split_assignment, yaml_value
 from agents.registry import agent_names, is_agent, make_agent
 from burako_env.observation import Observer
@@ -796,6 +796,9 @@ class PPOLearning:
     #: rounding, so a run repeats the runs made before only with ``BURAKO_COMPACT_BATCHES=0`` in the
     #: environment, read once at import)
     compact_batches: bool = os.environ.get("BURAKO_COMPACT_BATCHES", "1") != "0"
+    #: with ``compact_batches``: each minibatch as what its rows set (:class:`~agents.network.SparseRows`),
+    #: through the compiled first layer (agents/sparse_kernel.py)
+    sparse_batches: bool = os.environ.get("BURAKO_SPARSE_BATCHES", "0") != "0"
 
     @property
     def reads_store_rows(self) -> bool:
@@ -849,16 +852,19 @@ class PPOLearning:
         # every minibatch's rows are gathered into this one buffer: a fresh 40 MB tensor a minibatch
         # (2,048 rows of 4,886 floats) cost ~17 ms of page faults to copy ~2 ms of data (bench/README.md)
         bounds = minibatch_bounds(n, cfg.minibatch_size, cfg.minibatch_split)
-        compact: CompactRows | None = None
+        compact: CompactRows | SparseBatch | None = None
         mb_obs_buffer: torch.Tensor | None = None
         if direct and legal is not None and self.anchor is None and self.compact_batches and self.net.compacts:
             # the slots and columns the batch uses, once: each minibatch then gathers ~40% of a row's floats,
             # and the slot encoder reads them in place (bench/README.md)
-            compact = self.net.compact(obs, obs_rows, self._update_buffers.setdefault("batch", {}))
+            if self.sparse_batches:
+                compact = self.net.sparse(obs, obs_rows)
+            else:
+                compact = self.net.compact(obs, obs_rows, self._update_buffers.setdefault("batch", {}))
         elif self.reuse_minibatch_buffer:
             mb_obs_buffer = obs.new_empty((max(b - a for a, b in bounds), obs.shape[1]))
 
-        def minibatch_rows(idx: torch.Tensor) -> torch.Tensor | CompactRows:
+        def minibatch_rows(idx: torch.Tensor) -> torch.Tensor | CompactRows | SparseRows:
             if compact is not None:
                 return compact.select(idx, self._update_buffers.setdefault("minibatch", {}))
             if self.reuse_minibatch_buffer:
@@ -955,7 +961,7 @@ class PPOLearning:
 
     def _proximal_logp(
         self,
-        minibatch_rows: Callable[[torch.Tensor], torch.Tensor | CompactRows],
+        minibatch_rows: Callable[[torch.Tensor], torch.Tensor | CompactRows | SparseRows],
         actions: torch.Tensor,
         legal: LegalIndex | None,
         masks: torch.Tensor | None,
