@@ -29,7 +29,8 @@ Layout of the arguments (weights transposed: one input column's weights contiguo
 | ``rest_rows``, ``rest_cols`` | (entries,): its row, its column among the others | int64 |
 | ``rest_values`` | (entries,): its value | float32 |
 
-One thread, entries in order: a result is the same on every call.
+One thread, entries in order: a result is the same on every call. Entries come row by row (rows in
+order): the forward pass adds four weight columns of one row at a time.
 """
 
 from __future__ import annotations
@@ -56,31 +57,64 @@ def _forward(
     rest_values: np.ndarray,
     out: np.ndarray,
 ) -> None:  # pragma: no cover - compiled
+    # every loop over the hidden units reads and writes 1-d row views: with 2-d indexing numba's loops do
+    # not vectorise (~10x slower, bench/README.md)
     hidden = out.shape[1]
     embed = empty.shape[0]
     base = np.zeros(hidden, dtype=np.float32)
     for k in range(n_slots):
         for j in range(embed):
             e = empty[j]
+            w = weight_t[k * embed + j]
             for h in range(hidden):
-                base[h] += e * weight_t[k * embed + j, h]
+                base[h] += e * w[h]
     for r in range(out.shape[0]):
+        o = out[r]
         for h in range(hidden):
-            out[r, h] = base[h]
+            o[h] = base[h]
+    # four weight rows a pass: one load and store of the output row per four multiply-adds
     for u in range(slot_rows.shape[0]):
-        r = slot_rows[u]
+        o = out[slot_rows[u]]
         first = slot_index[u] * embed
-        for j in range(embed):
-            d = encodings[u, j] - empty[j]
+        j = 0
+        while j + 4 <= embed:
+            d0 = encodings[u, j] - empty[j]
+            d1 = encodings[u, j + 1] - empty[j + 1]
+            d2 = encodings[u, j + 2] - empty[j + 2]
+            d3 = encodings[u, j + 3] - empty[j + 3]
+            w0, w1, w2, w3 = (
+                weight_t[first + j],
+                weight_t[first + j + 1],
+                weight_t[first + j + 2],
+                weight_t[first + j + 3],
+            )
             for h in range(hidden):
-                out[r, h] += d * weight_t[first + j, h]
+                o[h] += d0 * w0[h] + d1 * w1[h] + d2 * w2[h] + d3 * w3[h]
+            j += 4
+        for extra in range(j, embed):
+            d = encodings[u, extra] - empty[extra]
+            w = weight_t[first + extra]
+            for h in range(hidden):
+                o[h] += d * w[h]
     offset = n_slots * embed
-    for p in range(rest_rows.shape[0]):
+    p = 0
+    n = rest_rows.shape[0]
+    while p < n:
         r = rest_rows[p]
-        c = offset + rest_cols[p]
-        v = rest_values[p]
-        for h in range(hidden):
-            out[r, h] += v * weight_t[c, h]
+        o = out[r]
+        if p + 4 <= n and rest_rows[p + 3] == r:  # four entries of one row
+            v0, v1, v2, v3 = rest_values[p], rest_values[p + 1], rest_values[p + 2], rest_values[p + 3]
+            w0, w1 = weight_t[offset + rest_cols[p]], weight_t[offset + rest_cols[p + 1]]
+            w2, w3 = weight_t[offset + rest_cols[p + 2]], weight_t[offset + rest_cols[p + 3]]
+            for h in range(hidden):
+                o[h] += v0 * w0[h] + v1 * w1[h] + v2 * w2[h] + v3 * w3[h]
+            p += 4
+        else:
+            v = rest_values[p]
+            w = weight_t[offset + rest_cols[p]]
+            for h in range(hidden):
+                o[h] += v * w[h]
+            p += 1
 
 
 @njit(cache=True, nogil=True, fastmath=_FASTMATH)
@@ -103,35 +137,42 @@ def _backward(
     embed = empty.shape[0]
     total = np.zeros(hidden, dtype=np.float32)
     for r in range(grad.shape[0]):
+        g = grad[r]
         for h in range(hidden):
-            total[h] += grad[r, h]
+            total[h] += g[h]
     for k in range(n_slots):
         for j in range(embed):
             e = empty[j]
-            row = k * embed + j
+            w = weight_t[k * embed + j]
+            dw = grad_weight_t[k * embed + j]
             s = np.float32(0.0)
             for h in range(hidden):
-                grad_weight_t[row, h] += e * total[h]
-                s += weight_t[row, h] * total[h]
+                dw[h] += e * total[h]
+                s += w[h] * total[h]
             grad_empty[j] += s
+    # row by row: the row's gradient stays in the L1 cache while its entries add it to their columns'
+    # gradients (0.5 MB, in the L2); taken column by column instead, the rows' gradients (1 MB) came from
+    # farther and the backward pass took 1.7x as long (a counting sort tried on this project's 2-core EPYC)
     for u in range(slot_rows.shape[0]):
-        r = slot_rows[u]
+        g = grad[slot_rows[u]]
         first = slot_index[u] * embed
         for j in range(embed):
             d = encodings[u, j] - empty[j]
+            w = weight_t[first + j]
+            dw = grad_weight_t[first + j]
             s = np.float32(0.0)
             for h in range(hidden):
-                grad_weight_t[first + j, h] += d * grad[r, h]
-                s += weight_t[first + j, h] * grad[r, h]
+                dw[h] += d * g[h]
+                s += w[h] * g[h]
             grad_encodings[u, j] = s
             grad_empty[j] -= s
     offset = n_slots * embed
     for p in range(rest_rows.shape[0]):
-        r = rest_rows[p]
-        c = offset + rest_cols[p]
+        g = grad[rest_rows[p]]
+        dw = grad_weight_t[offset + rest_cols[p]]
         v = rest_values[p]
         for h in range(hidden):
-            grad_weight_t[c, h] += v * grad[r, h]
+            dw[h] += v * g[h]
 
 
 @njit(cache=True, nogil=True)
