@@ -796,9 +796,12 @@ class PPOLearning:
     #: rounding, so a run repeats the runs made before only with ``BURAKO_COMPACT_BATCHES=0`` in the
     #: environment, read once at import)
     compact_batches: bool = os.environ.get("BURAKO_COMPACT_BATCHES", "1") != "0"
-    #: with ``compact_batches``: each minibatch as what its rows set (:class:`~agents.network.SparseRows`),
-    #: through the compiled first layer (agents/sparse_kernel.py)
-    sparse_batches: bool = os.environ.get("BURAKO_SPARSE_BATCHES", "0") != "0"
+    #: where compact rows serve: each minibatch as what its rows set (:class:`~agents.network.SparseRows`:
+    #: ~9 meld slots and ~35 other columns a row, where compact rows multiply ~26 and ~320), through the
+    #: compiled first layer (agents/sparse_kernel.py); the same losses to float rounding, the update 1.39x on
+    #: one thread, 1.09x on two (bench/README.md). ``BURAKO_SPARSE_BATCHES=0`` in the environment keeps the
+    #: compact rows (every run before 2026-12-07 20:00 UTC), read once at import
+    sparse_batches: bool = os.environ.get("BURAKO_SPARSE_BATCHES", "1") != "0"
 
     @property
     def reads_store_rows(self) -> bool:
