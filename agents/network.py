@@ -476,18 +476,9 @@ class PolicyNet(nn.Module):
             encoder = self.slot_encoder
             empty = encoder(obs.slot_features.new_zeros(1, MELD_FEATURE_SIZE))[0]
             first = self.torso[0]
-            out = sparse_first_layer(
-                first.weight,
-                encoder(obs.slot_features),
-                empty,
-                obs.slot_rows,
-                obs.slot_index,
-                obs.rest_rows,
-                obs.rest_cols,
-                obs.rest_values,
-                obs.n_rows,
-                sum(n for _, n in self.slot_blocks),
-            )
+            entries = (obs.slot_rows, obs.slot_index, obs.rest_rows, obs.rest_cols, obs.rest_values)
+            shape = (obs.n_rows, sum(n for _, n in self.slot_blocks))
+            out = sparse_first_layer(first.weight, encoder(obs.slot_features), empty, shape, entries)
             return out + first.bias
         if isinstance(obs, CompactRows):
             return self._first_layer(obs.rest, self._rest_weight().index_select(1, obs.rest_cols), list(obs.slots))

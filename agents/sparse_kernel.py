@@ -46,17 +46,9 @@ from agents.pair_kernel import _FASTMATH, _array
 
 @njit(cache=True, nogil=True, fastmath=_FASTMATH)
 def _forward(
-    weight_t: np.ndarray,
-    encodings: np.ndarray,
-    empty: np.ndarray,
-    slot_rows: np.ndarray,
-    slot_index: np.ndarray,
-    n_slots: int,
-    rest_rows: np.ndarray,
-    rest_cols: np.ndarray,
-    rest_values: np.ndarray,
-    out: np.ndarray,
-) -> None:  # pragma: no cover - compiled
+    weight_t: np.ndarray, encodings: np.ndarray, empty: np.ndarray, slot_rows: np.ndarray, slot_index: np.ndarray,
+    n_slots: int, rest_rows: np.ndarray, rest_cols: np.ndarray, rest_values: np.ndarray, out: np.ndarray,
+) -> None:  # fmt: skip
     # every loop over the hidden units reads and writes 1-d row views: with 2-d indexing numba's loops do
     # not vectorise (~10x slower, bench/README.md)
     hidden = out.shape[1]
@@ -119,20 +111,10 @@ def _forward(
 
 @njit(cache=True, nogil=True, fastmath=_FASTMATH)
 def _backward(
-    grad: np.ndarray,
-    weight_t: np.ndarray,
-    encodings: np.ndarray,
-    empty: np.ndarray,
-    slot_rows: np.ndarray,
-    slot_index: np.ndarray,
-    n_slots: int,
-    rest_rows: np.ndarray,
-    rest_cols: np.ndarray,
-    rest_values: np.ndarray,
-    grad_weight_t: np.ndarray,
-    grad_encodings: np.ndarray,
-    grad_empty: np.ndarray,
-) -> None:  # pragma: no cover - compiled
+    grad: np.ndarray, weight_t: np.ndarray, encodings: np.ndarray, empty: np.ndarray, slot_rows: np.ndarray,
+    slot_index: np.ndarray, n_slots: int, rest_rows: np.ndarray, rest_cols: np.ndarray, rest_values: np.ndarray,
+    grad_weight_t: np.ndarray, grad_encodings: np.ndarray, grad_empty: np.ndarray,
+) -> None:  # fmt: skip
     hidden = grad.shape[1]
     embed = empty.shape[0]
     total = np.zeros(hidden, dtype=np.float32)
@@ -177,15 +159,9 @@ def _backward(
 
 @njit(cache=True, nogil=True)
 def _count_entries(
-    obs: np.ndarray,
-    rows: np.ndarray,
-    blocks: np.ndarray,
-    rest_runs: np.ndarray,
-    slot_counts: np.ndarray,
-    rest_counts: np.ndarray,
-    present: int,
-    width: int,
-) -> None:  # pragma: no cover - compiled
+    obs: np.ndarray, rows: np.ndarray, blocks: np.ndarray, rest_runs: np.ndarray, slot_counts: np.ndarray,
+    rest_counts: np.ndarray, present: int, width: int,
+) -> None:  # fmt: skip
     for i in range(rows.shape[0]):
         row = obs[rows[i]]
         used = 0
@@ -206,17 +182,9 @@ def _count_entries(
 
 @njit(cache=True, nogil=True)
 def _fill_entries(
-    obs: np.ndarray,
-    rows: np.ndarray,
-    blocks: np.ndarray,
-    rest_runs: np.ndarray,
-    present: int,
-    width: int,
-    slot_index: np.ndarray,
-    slot_features: np.ndarray,
-    rest_cols: np.ndarray,
-    rest_values: np.ndarray,
-) -> None:  # pragma: no cover - compiled
+    obs: np.ndarray, rows: np.ndarray, blocks: np.ndarray, rest_runs: np.ndarray, present: int, width: int,
+    slot_index: np.ndarray, slot_features: np.ndarray, rest_cols: np.ndarray, rest_values: np.ndarray,
+) -> None:  # fmt: skip
     u = 0
     p = 0
     for i in range(rows.shape[0]):
@@ -264,15 +232,9 @@ def sparse_entries(
 
 @njit(cache=True, nogil=True)
 def _take_rows(
-    idx: np.ndarray,
-    counts: np.ndarray,
-    starts: np.ndarray,
-    index: np.ndarray,
-    values: np.ndarray,
-    out_rows: np.ndarray,
-    out_index: np.ndarray,
-    out_values: np.ndarray,
-) -> None:  # pragma: no cover - compiled
+    idx: np.ndarray, counts: np.ndarray, starts: np.ndarray, index: np.ndarray, values: np.ndarray,
+    out_rows: np.ndarray, out_index: np.ndarray, out_values: np.ndarray,
+) -> None:  # fmt: skip
     q = 0
     for i in range(idx.shape[0]):
         r = idx[i]
@@ -304,29 +266,16 @@ class _SparseFirstLayer(torch.autograd.Function):
         weight: torch.Tensor,
         encodings: torch.Tensor,
         empty: torch.Tensor,
-        slot_rows: torch.Tensor,
-        slot_index: torch.Tensor,
-        rest_rows: torch.Tensor,
-        rest_cols: torch.Tensor,
-        rest_values: torch.Tensor,
-        n_rows: int,
-        n_slots: int,
+        shape: tuple[int, int],
+        *entries: torch.Tensor,
     ) -> torch.Tensor:
+        n_rows, n_slots = shape
+        slot_rows, slot_index, rest_rows, rest_cols, rest_values = entries
         weight_t = weight.detach().t().contiguous()
         out = torch.empty((n_rows, weight.shape[0]), dtype=torch.float32)
-        _forward(
-            weight_t.numpy(),
-            _array(encodings),
-            _array(empty),
-            slot_rows.numpy(),
-            slot_index.numpy(),
-            n_slots,
-            rest_rows.numpy(),
-            rest_cols.numpy(),
-            _array(rest_values),
-            out.numpy(),
-        )
-        ctx.save_for_backward(weight_t, encodings, empty, slot_rows, slot_index, rest_rows, rest_cols, rest_values)
+        arrays = (slot_rows.numpy(), slot_index.numpy(), n_slots, rest_rows.numpy(), rest_cols.numpy())
+        _forward(weight_t.numpy(), _array(encodings), _array(empty), *arrays, _array(rest_values), out.numpy())
+        ctx.save_for_backward(weight_t, encodings, empty, *entries)
         ctx.n_slots = n_slots
         return out
 
@@ -337,42 +286,25 @@ class _SparseFirstLayer(torch.autograd.Function):
         grad_weight_t = torch.zeros_like(weight_t)
         grad_encodings = torch.empty(encodings.shape, dtype=torch.float32)
         grad_empty = torch.zeros(empty.shape, dtype=torch.float32)
-        _backward(
-            _array(grad.float()),
-            weight_t.numpy(),
-            _array(encodings),
-            _array(empty),
-            slot_rows.numpy(),
-            slot_index.numpy(),
-            ctx.n_slots,
-            rest_rows.numpy(),
-            rest_cols.numpy(),
-            _array(rest_values),
-            grad_weight_t.numpy(),
-            grad_encodings.numpy(),
-            grad_empty.numpy(),
-        )
-        return grad_weight_t.t(), grad_encodings, grad_empty, None, None, None, None, None, None, None
+        arrays = (slot_rows.numpy(), slot_index.numpy(), ctx.n_slots, rest_rows.numpy(), rest_cols.numpy())
+        inputs = (_array(grad.float()), weight_t.numpy(), _array(encodings), _array(empty))
+        outputs = (grad_weight_t.numpy(), grad_encodings.numpy(), grad_empty.numpy())
+        _backward(*inputs, *arrays, _array(rest_values), *outputs)
+        return (grad_weight_t.t(), grad_encodings, grad_empty, None, *(None for _ in range(5)))
 
 
 def sparse_first_layer(
     weight: torch.Tensor,
     encodings: torch.Tensor,
     empty: torch.Tensor,
-    slot_rows: torch.Tensor,
-    slot_index: torch.Tensor,
-    rest_rows: torch.Tensor,
-    rest_cols: torch.Tensor,
-    rest_values: torch.Tensor,
-    n_rows: int,
-    n_slots: int,
+    shape: tuple[int, int],
+    entries: tuple[torch.Tensor, ...],
 ) -> torch.Tensor:
-    """The first layer's product (no bias) of ``n_rows`` rows given as their used slots' ``encodings``
-    and their set other columns, with gradients for ``weight`` (hidden, inputs), ``encodings`` and
-    ``empty`` (the module docstring's layout; index tensors int64, float32 on the CPU)."""
-    return _SparseFirstLayer.apply(
-        weight, encodings, empty, slot_rows, slot_index, rest_rows, rest_cols, rest_values, n_rows, n_slots
-    )
+    """The first layer's product (no bias) of ``shape = (rows, meld slots)`` rows given as their used
+    slots' ``encodings`` and their set other columns, with gradients for ``weight`` (hidden, inputs),
+    ``encodings`` and ``empty``. ``entries``: ``(slot_rows, slot_index, rest_rows, rest_cols, rest_values)``
+    (the module docstring's layout; index tensors int64, float32 on the CPU)."""
+    return _SparseFirstLayer.apply(weight, encodings, empty, shape, *entries)
 
 
 def compile_kernels() -> None:
@@ -389,5 +321,5 @@ def compile_kernels() -> None:
     weight = torch.ones(3, 2 * 2 + 4, requires_grad=True)
     encodings = torch.from_numpy(slot_features).matmul(torch.ones(2, 2)).requires_grad_()
     empty = torch.zeros(2, requires_grad=True)
-    tensors = (torch.from_numpy(part) for part in (slot_rows, slot_index, rest_rows, cols, values))
-    sparse_first_layer(weight, encodings, empty, *tensors, 2, 2).sum().backward()
+    tensors = tuple(torch.from_numpy(part) for part in (slot_rows, slot_index, rest_rows, cols, values))
+    sparse_first_layer(weight, encodings, empty, (2, 2), tensors).sum().backward()

@@ -218,6 +218,20 @@ def test_snapshots_sample_in_one_pass_each_from_its_own_network(tmp_path: Path, 
         trainer.close()
 
 
+def assert_same_first_layer(net: PolicyNet, rows: CompactRows | SparseRows, dense: torch.Tensor, outputs: int) -> None:
+    """Torso outputs, values and every parameter's gradient (``outputs`` tensors in all) of ``rows`` equal
+    those of the same rows ``dense``, to float rounding."""
+    results = []
+    for batch in (rows, dense):
+        net.zero_grad()
+        h, values = net.features(batch)
+        (h.square().sum() + values.sum()).backward()
+        results.append([h, values] + [p.grad.clone() for p in net.parameters() if p.grad is not None])
+    assert len(results[0]) == len(results[1]) == outputs
+    for a, b in zip(*results, strict=True):
+        assert torch.allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
 def expand(net: PolicyNet, rows: CompactRows | SparseRows) -> torch.Tensor:
     """Full observation rows from compact or sparse ones: the dropped slots and columns as zeros."""
     full = torch.zeros(len(rows), net.shape.obs_size)
@@ -366,15 +380,7 @@ def test_sparse_rows_keep_every_input_and_give_the_dense_first_layer(num_players
         assert torch.equal(minibatch.slot_rows, torch.sort(minibatch.slot_rows).values)  # row by row
         if len(positions) == 20:
             assert minibatch.slot_index.numel() == 0  # a fresh deal has no meld
-        outputs = []
-        for rows in (minibatch, positions[idx]):
-            net.zero_grad()
-            h, values = net.features(rows)
-            (h.square().sum() + values.sum()).backward()
-            outputs.append([h, values] + [p.grad.clone() for p in net.parameters() if p.grad is not None])
-        assert len(outputs[0]) == len(outputs[1]) == 2 + 8 + 2 * value_torso
-        for a, b in zip(*outputs, strict=True):
-            assert torch.allclose(a, b, rtol=1e-4, atol=1e-5)
+        assert_same_first_layer(net, minibatch, positions[idx], 2 + 8 + 2 * value_torso)
     shape = NetworkShape.for_env(num_players, rules, hidden=32, slot_embed=4, unseen_input=True)
     with pytest.raises(ValueError, match="unseen_input"):
         PolicyNet(shape, rules).sparse(obs)
@@ -543,15 +549,7 @@ def test_compact_rows_keep_every_input_and_give_the_dense_first_layer(num_player
         minibatch = compact.select(idx, buffers)
         assert [part.data_ptr() for part in (*minibatch.slots, minibatch.rest)] == pointers  # reused
         assert torch.equal(expand(net, minibatch), positions[idx])
-        outputs = []
-        for batch in (minibatch, positions[idx]):
-            net.zero_grad()
-            h, values = net.features(batch)
-            (h.square().sum() + values.sum()).backward()
-            outputs.append([h, values] + [p.grad.clone() for p in net.parameters() if p.grad is not None])
-        assert len(outputs[0]) == len(outputs[1]) == 2 + 8 + 2 * value_torso
-        for a, b in zip(*outputs, strict=True):
-            assert torch.allclose(a, b, rtol=1e-4, atol=1e-5)
+        assert_same_first_layer(net, minibatch, positions[idx], 2 + 8 + 2 * value_torso)
     assert sum(part.shape[1] for part in net.compact(obs[:20]).slots) < sum(
         part.shape[1] for part in net.compact(obs[300:]).slots
     )  # fresh deals use fewer slots
