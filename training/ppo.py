@@ -305,7 +305,8 @@ class PPOConfig:
     ``torch_threads`` while games are played (``update_threads`` once they are done). False: rollout, then
     update (every run before 2026-12-07). The lag costs strength: five full runs overlapped ended 0.673-0.696
     against the planner on held-out deals (mean 0.686), the three sequential runs of the same recipe
-    0.705-0.708 (docs/training/README.md, "The narrow network overlapped")."""
+    0.705-0.708 (docs/training/README.md, "The narrow network overlapped"); a sixth with ``proximal_clip``
+    0.680, as without it."""
     proximal_clip: bool = False
     """With ``overlap_rollout``: decoupled PPO (Hilton et al., 2021, "Batch size-invariance for policy
     optimization"). The ratio is clipped against the proximal policy, the network as the update starts
@@ -313,7 +314,9 @@ class PPOConfig:
     that played the batch; each row's term is weighted by proximal / behaviour probability (at most
     ``BEHAVIOUR_WEIGHT_MAX``), so the objective is still the one of the data's policy. Without the overlap
     the two policies are one network and the option is refused. False: the ratio against the behaviour
-    log-probabilities (every run before 2026-12-07 20:00 UTC)."""
+    log-probabilities (every run before 2026-12-07 20:00 UTC). Measured once, it did not win back what the
+    overlap costs: 0.680 against the planner on held-out deals, as without it (docs/training/README.md,
+    "The overlapped loop with the decoupled objective"); +8% of a three-epoch update alone."""
     keep_freed_memory: bool = True
     """Keep the memory the update frees in the C heap for its next minibatch (glibc, training/memory.py): the
     update ~1.5x faster on a CPU. The setting holds for the whole process and cannot be undone, so False
