@@ -306,7 +306,7 @@ class PPOConfig:
     update (every run before 2026-12-07). The lag costs strength: five full runs overlapped ended 0.673-0.696
     against the planner on held-out deals (mean 0.686), the three sequential runs of the same recipe
     0.705-0.708 (docs/training/README.md, "The narrow network overlapped"); a sixth with ``proximal_clip``
-    0.680, as without it."""
+    0.679, as without it."""
     proximal_clip: bool = False
     """With ``overlap_rollout``: decoupled PPO (Hilton et al., 2021, "Batch size-invariance for policy
     optimization"). The ratio is clipped against the proximal policy, the network as the update starts
@@ -315,7 +315,7 @@ class PPOConfig:
     ``BEHAVIOUR_WEIGHT_MAX``), so the objective is still the one of the data's policy. Without the overlap
     the two policies are one network and the option is refused. False: the ratio against the behaviour
     log-probabilities (every run before 2026-12-07 20:00 UTC). Measured once, it did not win back what the
-    overlap costs: 0.680 against the planner on held-out deals, as without it (docs/training/README.md,
+    overlap costs: 0.679 against the planner on held-out deals (0.680 without it) (docs/training/README.md,
     "The overlapped loop with the decoupled objective"); +8% of a three-epoch update alone."""
     keep_freed_memory: bool = True
     """Keep the memory the update frees in the C heap for its next minibatch (glibc, training/memory.py): the
