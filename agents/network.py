@@ -446,7 +446,7 @@ class PolicyNet(nn.Module):
         self, obs: torch.Tensor | CompactRows | SparseRows, privileged: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Torso output (batch, hidden) and values (batch,) of observation rows, or of a batch's
-        :class:`CompactRows` (:meth:`compact`).
+        :class:`CompactRows` (:meth:`compact`) or :class:`SparseRows` (:meth:`sparse`).
 
         ``privileged`` (rows of burako_env/privileged.py's layout) feeds a ``privileged_value`` network's
         value only; without it such a value reads zeros there (the value without hidden tiles)."""
@@ -623,6 +623,8 @@ class PolicyNet(nn.Module):
         if obs.dtype != torch.float32 or obs.device.type != "cpu":
             raise ValueError(f"sparse: float32 rows on the CPU only, not {obs.dtype} on {obs.device}")
         indices = np.arange(obs.shape[0]) if rows is None else rows.numpy()
+        if indices.size and (indices.min() < 0 or indices.max() >= obs.shape[0]):  # the kernels do not check
+            raise IndexError(f"sparse: rows {indices.min()}..{indices.max()} outside the {obs.shape[0]} rows given")
         numbers = np.cumsum([0] + [n for _, n in self.slot_blocks])[:-1]
         blocks = np.array(
             [(start, n, first) for (start, n), first in zip(self.slot_blocks, numbers, strict=True)], dtype=np.int64

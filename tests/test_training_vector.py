@@ -386,6 +386,8 @@ def test_sparse_rows_keep_every_input_and_give_the_dense_first_layer(num_players
         PolicyNet(shape, rules).sparse(obs)
     with pytest.raises(ValueError, match="float32 rows on the CPU"):
         net.sparse(obs.double())
+    with pytest.raises(IndexError, match="outside the 600 rows"):
+        net.sparse(obs, torch.tensor([0, 600]))
 
 
 def test_keep_freed_memory_is_accepted_by_glibc() -> None:

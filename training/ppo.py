@@ -861,8 +861,9 @@ class PPOLearning:
         compact: CompactRows | SparseBatch | None = None
         mb_obs_buffer: torch.Tensor | None = None
         if direct and legal is not None and self.anchor is None and self.compact_batches and self.net.compacts:
-            # the slots and columns the batch uses, once: each minibatch then gathers ~40% of a row's floats,
-            # and the slot encoder reads them in place (bench/README.md)
+            # once an update: the slots and columns the batch uses (compact rows: each minibatch then gathers
+            # ~40% of a row's floats), or each row's used slots and set columns (sparse: ~15%, through the
+            # compiled first layer) (bench/README.md)
             if self.sparse_batches:
                 compact = self.net.sparse(obs, obs_rows)
             else:
