@@ -264,6 +264,19 @@ class SparseBatch:
     def __len__(self) -> int:
         return self.slot_counts.shape[0]
 
+    def whole(self) -> SparseRows:
+        """Every row, in order, without copying the entries (a rollout's forward pass)."""
+        rows = np.arange(len(self))
+        return SparseRows(
+            len(self),
+            torch.from_numpy(np.repeat(rows, self.slot_counts)),
+            torch.from_numpy(self.slot_index),
+            torch.from_numpy(self.slot_features),
+            torch.from_numpy(np.repeat(rows, self.rest_counts)),
+            torch.from_numpy(self.rest_cols),
+            torch.from_numpy(self.rest_values),
+        )
+
     def select(self, idx: torch.Tensor, buffers: dict[str, torch.Tensor] | None = None) -> SparseRows:
         """Rows ``idx`` (``buffers``: unused, for :class:`CompactRows`' signature)."""
         rows = idx.numpy()

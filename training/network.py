@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from torch.distributions import Categorical
 
-from agents.network import PolicyNet, StackedTorsos, masked_logits, pair_logits
+from agents.network import PolicyNet, SparseRows, StackedTorsos, masked_logits, pair_logits
 from agents.pair_kernel import fused_eligible, fused_sample
 
 
@@ -147,7 +147,7 @@ def legal_log_probs(
 
 def sample_actions(
     net: PolicyNet | SnapshotGroups,
-    obs: torch.Tensor,
+    obs: torch.Tensor | SparseRows,
     mask: torch.Tensor,
     generator: torch.Generator | None = None,
     privileged: torch.Tensor | None = None,

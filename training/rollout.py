@@ -55,10 +55,12 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numba
 import numpy as np
 import torch
 
 from agents import fast_planner
+from agents.network import SparseRows
 from agents.registry import make_agent
 from burako_env import fast as F
 from burako_env.actions import NUM_ACTIONS
@@ -152,14 +154,33 @@ class DecisionStore:
         self._free[self._free_count : self._free_count + k] = rows
         self._free_count += k
 
-    def put(self, obs: np.ndarray, masks: np.ndarray, privileged: np.ndarray | None = None) -> np.ndarray:
-        """Store observations and their int8 0/1 (or bool) masks in new rows; returns the rows."""
-        rows = self.allocate(obs.shape[0])
-        self.obs[rows] = obs
+    def put(
+        self,
+        obs: np.ndarray,
+        masks: np.ndarray,
+        privileged: np.ndarray | None = None,
+        source_rows: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Store observations and their int8 0/1 (or bool) masks in new rows; returns the rows. With
+        ``source_rows`` the observations are those rows of ``obs``, copied once (no gathered copy first)."""
+        rows = self.allocate(obs.shape[0] if source_rows is None else source_rows.shape[0])
+        if source_rows is None:
+            self.obs[rows] = obs
+        else:
+            if source_rows.size and (source_rows.min() < 0 or source_rows.max() >= obs.shape[0]):
+                raise IndexError(f"put: source rows outside the {obs.shape[0]} observations given")
+            _copy_rows(obs, source_rows, self.obs, rows)
         if privileged is not None:
             self.privileged[rows] = privileged
         self.packed_masks[rows] = np.packbits(masks.view(np.bool_), axis=1)
         return rows
+
+
+@numba.njit(cache=True, nogil=True)
+def _copy_rows(source: np.ndarray, source_rows: np.ndarray, target: np.ndarray, target_rows: np.ndarray) -> None:
+    """``target[target_rows] = source[source_rows]`` in one copy (numpy's fancy indexing gathers first)."""
+    for i in range(source_rows.shape[0]):
+        target[target_rows[i]] = source[source_rows[i]]
 
 
 @dataclass
@@ -307,6 +328,15 @@ class VectorRollout(StoredCollect):
         for i in range(n_envs):
             self._new_hand(i)
 
+    @property
+    def sparse_forward(self) -> bool:
+        """The learner's forward passes read what each row sets where the games keep it (``Trainer.sparse_batches``,
+        float32 on the CPU, a network that reads compact rows), and its rows go to the store in one copy."""
+        t = self.trainer
+        return (
+            t.sparse_batches and t.device.type == "cpu" and t.compute_dtype == torch.float32 and t.acting_net.compacts
+        )
+
     # ------------------------------------------------------------------ hands
     def opponents_in_play(self) -> set[str]:
         return set(self.opponent)
@@ -412,18 +442,23 @@ class VectorRollout(StoredCollect):
             stored = self._no_rows
             if learner_rows.size:
                 store = self.store
-                obs_np = env.obs[learner_rows]
                 mask_np = masks[learner_rows].view(np.bool_)
                 hidden = env.privileged(learner_rows, current[learner_rows]) if store.privileged.shape[1] else None
-                stored = store.put(obs_np, mask_np, hidden)
+                learner_obs: torch.Tensor | SparseRows
+                if self.sparse_forward:  # the rows copied once into the store, read where the games keep them
+                    stored = store.put(env.obs, mask_np, hidden, source_rows=learner_rows)
+                    learner_obs = t.acting_net.sparse(torch.from_numpy(env.obs), torch.from_numpy(learner_rows)).whole()
+                else:
+                    obs_np = env.obs[learner_rows]
+                    stored = store.put(obs_np, mask_np, hidden)
+                    learner_obs = torch.from_numpy(obs_np).to(t.device)
                 if store.potentials.shape[1]:
                     margins = env.table_margins(learner_rows, current[learner_rows])
                     store.potentials[stored, 0] = score_term(margins, t.cfg.score_weight, t.cfg.reward_scale)
-                obs = torch.from_numpy(obs_np).to(t.device)
                 mask = torch.from_numpy(mask_np).to(t.device)
                 privileged = torch.from_numpy(hidden).to(t.device) if hidden is not None else None
                 with t.autocast():
-                    chosen, logp, values = sample_actions(t.acting_net, obs, mask, privileged=privileged)
+                    chosen, logp, values = sample_actions(t.acting_net, learner_obs, mask, privileged=privileged)
                 chosen_np = chosen.cpu().numpy()
                 store.actions[stored] = chosen_np
                 store.logprobs[stored] = logp.cpu().numpy()
