@@ -802,8 +802,9 @@ class PPOLearning:
     #: where compact rows serve: each minibatch as what its rows set (:class:`~agents.network.SparseRows`:
     #: ~9 meld slots and ~35 other columns a row, where compact rows multiply ~26 and ~320), through the
     #: compiled first layer (agents/sparse_kernel.py); the same losses to float rounding, the update 1.39x on
-    #: one thread, 1.09x on two (bench/README.md). ``BURAKO_SPARSE_BATCHES=0`` in the environment keeps the
-    #: compact rows (every run before 2026-12-07 20:00 UTC), read once at import
+    #: one thread, 1.09x on two (bench/README.md). The rollout's forward passes read the same way
+    #: (training/rollout.py). ``BURAKO_SPARSE_BATCHES=0`` in the environment keeps the compact rows and the
+    #: rollout's dense rows (every run before 2026-12-07 20:00 UTC), read once at import
     sparse_batches: bool = os.environ.get("BURAKO_SPARSE_BATCHES", "1") != "0"
 
     @property
