@@ -126,8 +126,8 @@ def test_the_rollout_records_each_deciders_potential_and_the_update_reads_it(
         calls.append(out.copy())
         return out
 
-    def recorded_put(*args: object) -> np.ndarray:
-        rows = put(*args)
+    def recorded_put(*args: object, **kwargs: object) -> np.ndarray:
+        rows = put(*args, **kwargs)
         puts.append(rows.copy())
         return rows
 
