@@ -330,11 +330,17 @@ class VectorRollout(StoredCollect):
 
     @property
     def sparse_forward(self) -> bool:
-        """The learner's forward passes read what each row sets where the games keep it (``Trainer.sparse_batches``,
-        float32 on the CPU, a network that reads compact rows), and its rows go to the store in one copy."""
+        """The learner's forward passes read what each row sets where the games keep it (``Trainer.sparse_batches``
+        where the update reads reduced rows too: ``compact_batches``, float32 on the CPU, a network that reads
+        compact rows), and its rows go to the store in one copy. ``BURAKO_COMPACT_BATCHES=0`` thus repeats
+        the runs made before both, rollout and update."""
         t = self.trainer
         return (
-            t.sparse_batches and t.device.type == "cpu" and t.compute_dtype == torch.float32 and t.acting_net.compacts
+            t.compact_batches
+            and t.sparse_batches
+            and t.device.type == "cpu"
+            and t.compute_dtype == torch.float32
+            and t.acting_net.compacts
         )
 
     # ------------------------------------------------------------------ hands
