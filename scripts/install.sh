@@ -28,4 +28,5 @@ fi
 .venv/bin/python -m agents.fast_planner
 .venv/bin/python -c 'import time; from agents.pair_kernel import compile_kernels as c; t = time.perf_counter(); c(); print(f"agents.pair_kernel ready in {time.perf_counter() - t:.1f} s")'
 .venv/bin/python -c 'import time; from agents.sparse_kernel import compile_kernels as c; t = time.perf_counter(); c(); print(f"agents.sparse_kernel ready in {time.perf_counter() - t:.1f} s")'
+.venv/bin/python -c 'import time; from training.mask_scan import compile_kernels as c; t = time.perf_counter(); c(); print(f"training.mask_scan ready in {time.perf_counter() - t:.1f} s")'
 .venv/bin/python -c 'from burako_env.rummy.engine import compile_kernels as c; print(f"burako_env.rummy kernels ready in {c():.1f} s")'

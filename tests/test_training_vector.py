@@ -784,6 +784,42 @@ def test_baselines_in_a_worker_process_play_the_same_games_as_in_process(
     assert stored_w == stored and hands_w == hands
 
 
+def test_the_compiled_mask_scan_plays_what_numpys_passes_play(tmp_path: Path) -> None:
+    """``VectorRollout.scan_masks`` (training/mask_scan.py) changes no move, draw or stored decision: the
+    same trace, store rows (observations, packed masks, actions, log-probabilities) and episodes as
+    numpy's passes from the same seed, against a baseline and in self-play, forced moves included."""
+    results = []
+    for scan in (False, True):
+        shares = {"self_play_fraction": 0.5, "baseline_fraction": 0.5}
+        cfg = vector_config(tmp_path / str(scan), league_baselines=["planner"], num_envs=6, **shares)
+        trainer = Trainer(cfg, progress=False)
+        rollout = trainer.vector
+        assert rollout is not None
+        rollout.scan_masks = scan
+        rollout.trace = []
+        try:
+            episodes = rollout.collect(400) + rollout.collect(400)
+            rows = np.concatenate([ep.rows for ep in episodes])
+            store = rollout.store
+            results.append(
+                (
+                    rollout.trace,
+                    [(ep.seat, ep.opponent, ep.reward, ep.rows.tolist()) for ep in episodes],
+                    store.obs[rows].copy(),
+                    store.packed_masks[rows].copy(),
+                    store.actions[rows].copy(),
+                    store.logprobs[rows].copy(),
+                )
+            )
+        finally:
+            trainer.close()
+    (trace, episodes, *arrays), (trace_s, episodes_s, *arrays_s) = results
+    assert any(row < 0 for *_, row in trace) and {opponent for _, opponent, _, _ in episodes} >= {SELF, "planner"}
+    assert trace_s == trace and episodes_s == episodes
+    for before, after in zip(arrays, arrays_s, strict=True):
+        np.testing.assert_array_equal(after, before)
+
+
 def test_a_baseline_that_fails_in_the_worker_names_its_error(tmp_path: Path) -> None:
     """An exception in a baseline's move reaches the trainer as an error with the worker's traceback."""
     cfg = vector_config(

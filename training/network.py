@@ -148,9 +148,10 @@ def legal_log_probs(
 def sample_actions(
     net: PolicyNet | SnapshotGroups,
     obs: torch.Tensor | SparseRows,
-    mask: torch.Tensor,
+    mask: torch.Tensor | None,
     generator: torch.Generator | None = None,
     privileged: torch.Tensor | None = None,
+    pairs: tuple[torch.Tensor, torch.Tensor] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Sample one legal action per row: (actions, log-probabilities, values).
 
@@ -159,9 +160,13 @@ def sample_actions(
     candidates are the mask's nonzero entries and nothing else. ``privileged``
     reaches the value only (``PolicyNet.features``). Without gradients, float32 on
     the CPU (a rollout's draw), the logits, softmax and draw are one compiled loop
-    (``agents.pair_kernel.fused_sample``) from the same uniforms."""
+    (``agents.pair_kernel.fused_sample``) from the same uniforms. ``pairs``: the mask's legal (row, action)
+    pairs when already known (:func:`legal_pairs`' order; ``mask`` may then be None)."""
     h, values = net.features(obs, privileged)
-    pairs = legal_pairs(mask)
+    if pairs is None:
+        if mask is None:
+            raise ValueError("sample_actions needs the masks or their (row, action) pairs")
+        pairs = legal_pairs(mask)
     if not torch.is_grad_enabled() and h.device.type == "cpu":  # a rollout's or a game's draw: one compiled loop
         weight, bias, head_rows = net.head_of_pairs(*pairs)
         if fused_eligible(h, weight, bias):

@@ -68,6 +68,7 @@ from burako_env.outcomes import score_term, side_reward, zero_sum_from_totals
 from burako_env.vector import BurakoVectorEnv
 from training.baseline_worker import BaselineTable, BaselineWorker, RemoteAgent, Request
 from training.league import SELF, SNAPSHOT_PREFIX
+from training.mask_scan import MaskScan, pack_pairs
 from training.network import sample_actions
 
 if TYPE_CHECKING:
@@ -157,12 +158,17 @@ class DecisionStore:
     def put(
         self,
         obs: np.ndarray,
-        masks: np.ndarray,
+        masks: np.ndarray | None,
         privileged: np.ndarray | None = None,
         source_rows: np.ndarray | None = None,
+        pairs: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> np.ndarray:
         """Store observations and their int8 0/1 (or bool) masks in new rows; returns the rows. With
-        ``source_rows`` the observations are those rows of ``obs``, copied once (no gathered copy first)."""
+        ``source_rows`` the observations are those rows of ``obs``, copied once (no gathered copy first).
+        With ``pairs`` instead of ``masks``: the masks as their legal (row, action) pairs, rows numbered
+        from 0 (``training.mask_scan``)."""
+        if (masks is None) == (pairs is None):
+            raise ValueError("put: give either the masks or their legal pairs")
         rows = self.allocate(obs.shape[0] if source_rows is None else source_rows.shape[0])
         if source_rows is None:
             self.obs[rows] = obs
@@ -172,7 +178,11 @@ class DecisionStore:
             _copy_rows(obs, source_rows, self.obs, rows)
         if privileged is not None:
             self.privileged[rows] = privileged
-        self.packed_masks[rows] = np.packbits(masks.view(np.bool_), axis=1)
+        if pairs is not None:
+            pack_pairs(pairs[0], pairs[1], self.packed_masks, rows)
+        else:
+            assert masks is not None
+            self.packed_masks[rows] = np.packbits(masks.view(np.bool_), axis=1)
         return rows
 
 
@@ -267,6 +277,9 @@ class VectorRollout(StoredCollect):
     #: the compiled baselines choose in a second thread while the forward passes run; False: after them, in
     #: this thread (the same moves; what the benchmark compares against)
     overlap_compiled_baselines: bool = True
+    #: each step's masks read in one compiled pass (``training.mask_scan``); False: numpy's passes (the same
+    #: moves and draws; what the benchmark compares against)
+    scan_masks: bool = True
 
     def __init__(self, trainer: Trainer, num_threads: int | None = None) -> None:
         self.trainer = trainer
@@ -323,10 +336,16 @@ class VectorRollout(StoredCollect):
         self.trace: list[tuple[int, int, int, int]] | None = None
         self._all = np.arange(n_envs)
         self._no_rows = np.zeros(0, dtype=np.int64)
+        self._mask_scan = MaskScan(n_envs, self.env.masks.shape[1])
         #: rows of the episodes handed to the last update, freed at the next collect
         self._learned: list[list[np.ndarray]] = []
         for i in range(n_envs):
             self._new_hand(i)
+
+    @property
+    def mask_scan(self) -> MaskScan | None:
+        """The step's compiled pass over the masks, or None with ``scan_masks`` off."""
+        return self._mask_scan if self.scan_masks else None
 
     @property
     def sparse_forward(self) -> bool:
@@ -415,11 +434,17 @@ class VectorRollout(StoredCollect):
         t0 = clock()
         masks = env.masks
         current = env.current_player
-        counts = masks.sum(axis=1, dtype=np.int32)  # 0/1 int8: the legal count, ~3x np.count_nonzero's speed
         actions = np.zeros(self.num_envs, dtype=np.int64)
-        forced = counts == 1
-        if forced.any():
-            actions[forced] = np.argmax(masks[forced], axis=1)
+        scan = self.mask_scan
+        if scan is not None:  # one compiled pass: counts, forced moves, and below the learner's pairs
+            scan.scan(masks)
+            forced = scan.counts == 1
+            actions[forced] = scan.first[forced]
+        else:
+            counts = masks.sum(axis=1, dtype=np.int32)  # 0/1 int8: the legal count, ~3x np.count_nonzero's speed
+            forced = counts == 1
+            if forced.any():
+                actions[forced] = np.argmax(masks[forced], axis=1)
         free = ~forced
         learner = free & self.learner_seat[self._all, current]
         learner_rows = np.flatnonzero(learner)
@@ -448,23 +473,33 @@ class VectorRollout(StoredCollect):
             stored = self._no_rows
             if learner_rows.size:
                 store = self.store
-                mask_np = masks[learner_rows].view(np.bool_)
+                mask_np: np.ndarray | None = None
+                pairs_np: tuple[np.ndarray, np.ndarray] | None = None
+                if scan is not None:
+                    pairs_np = scan.select(learner_rows)
+                else:
+                    mask_np = masks[learner_rows].view(np.bool_)
                 hidden = env.privileged(learner_rows, current[learner_rows]) if store.privileged.shape[1] else None
                 learner_obs: torch.Tensor | SparseRows
                 if self.sparse_forward:  # the rows copied once into the store, read where the games keep them
-                    stored = store.put(env.obs, mask_np, hidden, source_rows=learner_rows)
+                    stored = store.put(env.obs, mask_np, hidden, source_rows=learner_rows, pairs=pairs_np)
                     learner_obs = t.acting_net.sparse(torch.from_numpy(env.obs), torch.from_numpy(learner_rows)).whole()
                 else:
                     obs_np = env.obs[learner_rows]
-                    stored = store.put(obs_np, mask_np, hidden)
+                    stored = store.put(obs_np, mask_np, hidden, pairs=pairs_np)
                     learner_obs = torch.from_numpy(obs_np).to(t.device)
                 if store.potentials.shape[1]:
                     margins = env.table_margins(learner_rows, current[learner_rows])
                     store.potentials[stored, 0] = score_term(margins, t.cfg.score_weight, t.cfg.reward_scale)
-                mask = torch.from_numpy(mask_np).to(t.device)
+                mask = torch.from_numpy(mask_np).to(t.device) if mask_np is not None else None
+                pairs = None
+                if pairs_np is not None:
+                    pairs = (torch.from_numpy(pairs_np[0]).to(t.device), torch.from_numpy(pairs_np[1]).to(t.device))
                 privileged = torch.from_numpy(hidden).to(t.device) if hidden is not None else None
                 with t.autocast():
-                    chosen, logp, values = sample_actions(t.acting_net, learner_obs, mask, privileged=privileged)
+                    chosen, logp, values = sample_actions(
+                        t.acting_net, learner_obs, mask, privileged=privileged, pairs=pairs
+                    )
                 chosen_np = chosen.cpu().numpy()
                 store.actions[stored] = chosen_np
                 store.logprobs[stored] = logp.cpu().numpy()
