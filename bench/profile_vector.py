@@ -53,6 +53,8 @@ for _ in range(K):
         env._refill,
         False,
         1000.0,
+        env._obs_slots,
+        env.own_obs,
     )
     t_kernel += time.perf_counter() - t0
     env._deal_ahead()

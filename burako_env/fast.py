@@ -1260,10 +1260,38 @@ def legal_mask(st, T, buf, mask):
 @_jit
 def encode(st, player, T, out):
     """engine observation of ``player`` (observation.Observer.encode) into ``out``."""
+    out[:] = 0.0
+    _encode_set(st, player, T, out)
+
+
+@_jit
+def encode_over(st, player, T, out, slots_written):
+    """:func:`encode` into ``out`` where it holds this function's previous output for the same game:
+    ``slots_written[i]`` is how many meld slots that output set in the i-th side's block. The meld blocks
+    are 88% of a 2-player row (2 x 36 slots x 60 features) and a hand uses a few of their slots, so
+    only the segments before and after them and the slots set before are cleared, not the whole row;
+    the slots set now are noted in ``slots_written``. Any other writer of ``out`` breaks this (a
+    vector env clears whole rows unless told that no one else writes its observations)."""
+    rv, off = T[T_RULE_VALUES], T[T_OBS_OFFSETS]
+    sides = rv[RV_SIDES]
+    melds = off[O_MELDS]
+    block = SLOTS * MFS
+    out[:melds] = 0.0
+    out[melds + sides * block :] = 0.0
+    own = player % sides
+    for i in range(sides):
+        base = melds + i * block
+        out[base : base + slots_written[i] * MFS] = 0.0
+        slots_written[i] = st[N_MELDS + (own + i) % sides]
+    _encode_set(st, player, T, out)
+
+
+@_jit
+def _encode_set(st, player, T, out):
+    """What :func:`encode` sets in a cleared ``out``."""
     rv, enc, off, rules_values = T[T_RULE_VALUES], T[T_MELD_FEATURES], T[T_OBS_OFFSETS], T[T_RULE_FEATURES]
     n = rv[RV_PLAYERS]
     sides = rv[RV_SIDES]
-    out[:] = 0.0
     own = player % sides
     o = off[O_HAND]
     hb = HANDS + player * NK

@@ -286,7 +286,8 @@ class VectorRollout(StoredCollect):
         cfg = trainer.cfg
         self.n = trainer.n
         self.num_envs = cfg.num_envs
-        self.env = BurakoVectorEnv(cfg.num_envs, trainer.n, rules=trainer.rules, num_threads=num_threads)
+        # own_obs: the rollout only reads the games' observations, so each step clears only what they set
+        self.env = BurakoVectorEnv(cfg.num_envs, trainer.n, rules=trainer.rules, num_threads=num_threads, own_obs=True)
         self.num_sides = self.env.num_sides
         self.seeds = [int(s) for s in trainer.rng.integers(2**63, size=cfg.num_envs)]
         self.env.reset(seed=self.seeds)
