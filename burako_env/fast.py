@@ -1278,12 +1278,20 @@ def encode_over(st, player, T, out, slots_written):
     block = SLOTS * MFS
     out[:melds] = 0.0
     out[melds + sides * block :] = 0.0
-    own = player % sides
     for i in range(sides):
         base = melds + i * block
         out[base : base + slots_written[i] * MFS] = 0.0
-        slots_written[i] = st[N_MELDS + (own + i) % sides]
+    note_slots(st, player, T, slots_written)
     _encode_set(st, player, T, out)
+
+
+@_jit
+def note_slots(st, player, T, slots_written):
+    """How many meld slots ``player``'s observation sets in each side's block, into ``slots_written``."""
+    sides = T[T_RULE_VALUES][RV_SIDES]
+    own = player % sides
+    for i in range(sides):
+        slots_written[i] = st[N_MELDS + (own + i) % sides]
 
 
 @_jit

@@ -191,11 +191,13 @@ def _reset_all(states, tiles, manos, T, bufs, masks, obs, current, obs_slots, ow
 @numba.njit(cache=True, nogil=True)
 def _encode_row(st, player, T, out, slots_written, own_obs):
     """A game's observation row: over the previous one (``fast.encode_over``) when ``own_obs``
-    (``BurakoVectorEnv(own_obs=True)``), else cleared whole."""
+    (``BurakoVectorEnv(own_obs=True)``), else cleared whole; either way the slots it sets are noted, so
+    ``own_obs`` may be switched on between steps."""
     if own_obs:
         F.encode_over(st, player, T, out, slots_written)
     else:
         F.encode(st, player, T, out)
+        F.note_slots(st, player, T, slots_written)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -386,7 +388,8 @@ class BurakoVectorEnv:
         self._bufs = np.zeros((chunks, F.SCRATCH_DEPTH, F.SCRATCH_WIDTH), dtype=np.int32)
         self.obs = np.zeros((n, d), dtype=np.float32)
         #: True: no one but this env writes ``obs`` (module docstring), so a step clears only what each
-        #: row's previous observation set (``fast.encode_over``); the meld slots each row set, per side block
+        #: row's previous observation set (``fast.encode_over``); may be switched on between steps. The
+        #: meld slots each row set, per side block
         self.own_obs = bool(own_obs)
         self._obs_slots = np.zeros((n, self.num_sides), dtype=np.int32)
         self._masks = np.zeros((n, NUM_ACTIONS), dtype=np.int8)

@@ -164,6 +164,22 @@ def test_vector_env_matches_the_readable_engine_across_auto_resets(
     assert sum(done.values()) >= 6  # every game went through at least one reset
 
 
+def test_vector_env_own_obs_switched_on_between_steps_gives_the_same_observations() -> None:
+    """``own_obs`` may be switched on mid-game: the steps before noted the slots each row set."""
+    envs = [BurakoVectorEnv(6, num_threads=1) for _ in range(2)]
+    for env in envs:
+        env.reset(seed=11)
+    rng = np.random.default_rng(2)
+    for step in range(300):
+        if step == 150:
+            envs[1].own_obs = True
+        actions = sample_legal_actions(envs[0].masks, rng)
+        for env in envs:
+            env.step(actions)
+        np.testing.assert_array_equal(envs[1].obs, envs[0].obs)
+    assert envs[0]._obs_slots.max() >= 2  # melds were on the table
+
+
 def test_vector_env_rejects_illegal_actions_and_moves_no_game() -> None:
     env = BurakoVectorEnv(4, num_threads=1)
     obs, masks, _ = env.reset(seed=3)

@@ -22,7 +22,7 @@ from conftest import episodes_by_hand, kill_after_first_checkpoint
 from agents import checkpoint as ckpt
 from agents.network import CompactRows, NetworkShape, PolicyNet, SparseRows
 from burako_env.engine import GameState
-from burako_env.melds import MELD_PRESENT
+from burako_env.melds import MELD_FEATURE_SIZE, MELD_PRESENT
 from burako_env.observation import Observer
 from burako_env.rules import load_rules
 from burako_env.vector import BurakoVectorEnv, sample_legal_actions
@@ -993,6 +993,37 @@ def test_decision_store_reuses_released_rows_and_grows_without_moving_live_ones(
     assert set(third.tolist()) == set(first.tolist())  # reused, not grown
     np.testing.assert_array_equal(store.obs[second], obs[[3]])
     np.testing.assert_array_equal(store.masks_of(third), masks[[0, 2]].astype(bool))
+
+
+def test_the_store_copies_only_the_meld_slots_in_use_and_keeps_every_row_whole() -> None:
+    """``DecisionStore.put(..., slot_blocks=)`` copies per block only the slots in use and clears the slots a
+    reused row held past them: every stored row equals the observation, whether the row it reuses held
+    more slots, fewer or none, for real positions and for rows whose blocks are filled to the last slot."""
+    env = BurakoVectorEnv(8, 2, num_threads=1)
+    env.reset(seed=list(range(8)))
+    rng = np.random.default_rng(3)
+    net = PolicyNet(NetworkShape.for_env(2, env.rules, hidden=16, slot_embed=4), env.rules)
+    blocks = np.array(sorted(net.slot_blocks), dtype=np.int64)
+    positions = []
+    for step in range(400):
+        if step % 20 == 0:
+            positions.append(env.obs.copy())
+        env.step(sample_legal_actions(env.masks, rng))
+    real = np.concatenate(positions)
+    start, slots = blocks[0]
+    in_use = real[:, start + MELD_PRESENT : start + slots * MELD_FEATURE_SIZE : MELD_FEATURE_SIZE].astype(bool).sum(1)
+    assert in_use.max() >= 3 and (in_use == 0).any()  # melds on the table in some positions, none in others
+    full = real[:4].copy()  # every slot of every block in use
+    for start, slots in blocks:
+        full[:, start : start + slots * MELD_FEATURE_SIZE] = rng.random((4, slots * MELD_FEATURE_SIZE)) + 0.5
+    rows = np.concatenate([full, real, full])
+    masks = np.ones((rows.shape[0], env.num_actions), dtype=np.int8)
+    store = DecisionStore(env.observation_size, capacity=6)
+    for order in (np.arange(rows.shape[0]), rng.permutation(rows.shape[0]), np.arange(rows.shape[0])[::-1]):
+        for chunk in np.array_split(order, 12):  # put, check, release: rows are reused by other positions
+            stored = store.put(rows, masks[chunk], source_rows=chunk, slot_blocks=blocks)
+            np.testing.assert_array_equal(store.obs[stored], rows[chunk])
+            store.release(stored)
 
 
 # ---------------------------------------------------------------------- schedules and devices

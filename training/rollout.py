@@ -64,6 +64,7 @@ from agents.network import SparseRows
 from agents.registry import make_agent
 from burako_env import fast as F
 from burako_env.actions import NUM_ACTIONS
+from burako_env.melds import MELD_FEATURE_SIZE, MELD_PRESENT
 from burako_env.outcomes import score_term, side_reward, zero_sum_from_totals
 from burako_env.vector import BurakoVectorEnv
 from training.baseline_worker import BaselineTable, BaselineWorker, RemoteAgent, Request
@@ -162,11 +163,14 @@ class DecisionStore:
         privileged: np.ndarray | None = None,
         source_rows: np.ndarray | None = None,
         pairs: tuple[np.ndarray, np.ndarray] | None = None,
+        slot_blocks: np.ndarray | None = None,
     ) -> np.ndarray:
         """Store observations and their int8 0/1 (or bool) masks in new rows; returns the rows. With
-        ``source_rows`` the observations are those rows of ``obs``, copied once (no gathered copy first).
-        With ``pairs`` instead of ``masks``: the masks as their legal (row, action) pairs, rows numbered
-        from 0 (``training.mask_scan``)."""
+        ``source_rows`` the observations are those rows of ``obs``, copied once (no gathered copy first),
+        and with ``slot_blocks`` too (``(offset, slots)`` rows, by offset: ``agents.network._slot_blocks``)
+        only the meld slots in use are copied (``_copy_rows_over``; every row stored so must be so, as an
+        observation is). With ``pairs`` instead of ``masks``: the masks as their legal (row, action) pairs,
+        rows numbered from 0 (``training.mask_scan``)."""
         if (masks is None) == (pairs is None):
             raise ValueError("put: give either the masks or their legal pairs")
         rows = self.allocate(obs.shape[0] if source_rows is None else source_rows.shape[0])
@@ -175,7 +179,10 @@ class DecisionStore:
         else:
             if source_rows.size and (source_rows.min() < 0 or source_rows.max() >= obs.shape[0]):
                 raise IndexError(f"put: source rows outside the {obs.shape[0]} observations given")
-            _copy_rows(obs, source_rows, self.obs, rows)
+            if slot_blocks is not None:
+                _copy_rows_over(obs, source_rows, self.obs, rows, slot_blocks, MELD_PRESENT, MELD_FEATURE_SIZE)
+            else:
+                _copy_rows(obs, source_rows, self.obs, rows)
         if privileged is not None:
             self.privileged[rows] = privileged
         if pairs is not None:
@@ -191,6 +198,41 @@ def _copy_rows(source: np.ndarray, source_rows: np.ndarray, target: np.ndarray, 
     """``target[target_rows] = source[source_rows]`` in one copy (numpy's fancy indexing gathers first)."""
     for i in range(source_rows.shape[0]):
         target[target_rows[i]] = source[source_rows[i]]
+
+
+@numba.njit(cache=True, nogil=True)
+def _copy_rows_over(
+    source: np.ndarray,
+    source_rows: np.ndarray,
+    target: np.ndarray,
+    target_rows: np.ndarray,
+    blocks: np.ndarray,
+    present: int,
+    width: int,
+) -> None:  # pragma: no cover - compiled
+    """:func:`_copy_rows` for observation rows whose meld-slot ``blocks`` (``(offset, slots)``, by offset) are
+    in use as a prefix, the rest all zeros (``agents.network._slot_blocks``), on both sides: per block only
+    the source's slots in use are copied and the target's slots past them that were in use are cleared.
+    The blocks are ~90% of a row and a hand uses a few of their slots."""
+    for i in range(source_rows.shape[0]):
+        src = source[source_rows[i]]
+        dst = target[target_rows[i]]
+        at = 0
+        for b in range(blocks.shape[0]):
+            start = blocks[b, 0]
+            slots = blocks[b, 1]
+            dst[at:start] = src[at:start]
+            new = 0
+            while new < slots and src[start + new * width + present] != 0:
+                new += 1
+            old = 0
+            while old < slots and dst[start + old * width + present] != 0:
+                old += 1
+            dst[start : start + new * width] = src[start : start + new * width]
+            if old > new:
+                dst[start + new * width : start + old * width] = 0.0
+            at = start + slots * width
+        dst[at:] = src[at:]
 
 
 @dataclass
@@ -338,6 +380,8 @@ class VectorRollout(StoredCollect):
         self._all = np.arange(n_envs)
         self._no_rows = np.zeros(0, dtype=np.int64)
         self._mask_scan = MaskScan(n_envs, self.env.masks.shape[1])
+        #: the observation's meld-slot blocks by offset, for the store's copies (``DecisionStore.put``)
+        self._slot_blocks = np.array(sorted(trainer.net.slot_blocks), dtype=np.int64).reshape(-1, 2)
         #: rows of the episodes handed to the last update, freed at the next collect
         self._learned: list[list[np.ndarray]] = []
         for i in range(n_envs):
@@ -483,7 +527,14 @@ class VectorRollout(StoredCollect):
                 hidden = env.privileged(learner_rows, current[learner_rows]) if store.privileged.shape[1] else None
                 learner_obs: torch.Tensor | SparseRows
                 if self.sparse_forward:  # the rows copied once into the store, read where the games keep them
-                    stored = store.put(env.obs, mask_np, hidden, source_rows=learner_rows, pairs=pairs_np)
+                    stored = store.put(
+                        env.obs,
+                        mask_np,
+                        hidden,
+                        source_rows=learner_rows,
+                        pairs=pairs_np,
+                        slot_blocks=self._slot_blocks,
+                    )
                     learner_obs = t.acting_net.sparse(torch.from_numpy(env.obs), torch.from_numpy(learner_rows)).whole()
                 else:
                     obs_np = env.obs[learner_rows]
