@@ -865,7 +865,8 @@ def test_init_checkpoint_starts_a_new_run_from_its_weights_and_refuses_another_s
     resumed.writer.close()
     assert torch.equal(resumed.net.value_head.bias, trainer.net.value_head.bias)
     assert not torch.equal(resumed.net.value_head.bias.cpu(), shipped["state_dict"]["value_head.bias"].float())
-    with pytest.raises(ckpt.CheckpointError, match=r"init_checkpoint .*burako_ppo.pt holds the network .*'hidden': 25"):
+    held = rf"'hidden': {shape['hidden']}"
+    with pytest.raises(ckpt.CheckpointError, match=rf"init_checkpoint .*burako_ppo.pt holds the network .*{held}"):
         Trainer(PPOConfig(**config, hidden=16, slot_embed=4), progress=False)
     with pytest.raises(ckpt.CheckpointError, match=r"init_checkpoint: checkpoint .*missing.pt does not exist"):
         Trainer(PPOConfig(**{**config, "init_checkpoint": str(tmp_path / "missing.pt")}), progress=False)
