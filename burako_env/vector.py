@@ -388,9 +388,9 @@ class BurakoVectorEnv:
         self._bufs = np.zeros((chunks, F.SCRATCH_DEPTH, F.SCRATCH_WIDTH), dtype=np.int32)
         self.obs = np.zeros((n, d), dtype=np.float32)
         #: True: no one but this env writes ``obs`` (module docstring), so a step clears only what each
-        #: row's previous observation set (``fast.encode_over``); may be switched on between steps. The
-        #: meld slots each row set, per side block
+        #: row's previous observation set (``fast.encode_over``); may be switched on between steps
         self.own_obs = bool(own_obs)
+        #: the meld slots each row's observation set, per side block (noted whether ``own_obs`` or not)
         self._obs_slots = np.zeros((n, self.num_sides), dtype=np.int32)
         self._masks = np.zeros((n, NUM_ACTIONS), dtype=np.int8)
         #: what the caller gets: a read-only view, so the masks that step() checks
