@@ -410,6 +410,13 @@ class PolicyNet(nn.Module):
         self.rest_runs = _runs(rest)
         #: ``(offset, slots)`` per block of meld slots (a side's melds, the pending options): Burako only
         self.slot_blocks = [] if shape.game == "rummy" else _slot_blocks(shape.num_players, rules)
+        #: the same as a kernel argument: ``(offset, slots, number of the block's first slot)`` rows, by offset
+        #: (``sparse``'s compiled passes, the rollout's store copies)
+        numbers = np.cumsum([0] + [n for _, n in self.slot_blocks])[:-1]
+        self.slot_block_table = np.array(
+            [(start, n, first) for (start, n), first in zip(self.slot_blocks, numbers, strict=True)], dtype=np.int64
+        ).reshape(-1, 3)
+        self.rest_run_table = np.array(self.rest_runs, dtype=np.int64).reshape(-1, 2)
         #: batches from this many rows skip their empty meld slots (None: never; the benchmark's "today" path)
         self.skip_empty_slots_from: int | None = SKIP_EMPTY_SLOTS_FROM
         #: forward passes without gradients (rollouts, evaluations): each block's ``W_slots @ e0`` over its
@@ -638,12 +645,8 @@ class PolicyNet(nn.Module):
         indices = np.arange(obs.shape[0]) if rows is None else rows.numpy()
         if indices.size and (indices.min() < 0 or indices.max() >= obs.shape[0]):  # the kernels do not check
             raise IndexError(f"sparse: rows {indices.min()}..{indices.max()} outside the {obs.shape[0]} rows given")
-        numbers = np.cumsum([0] + [n for _, n in self.slot_blocks])[:-1]
-        blocks = np.array(
-            [(start, n, first) for (start, n), first in zip(self.slot_blocks, numbers, strict=True)], dtype=np.int64
-        )
         slot_counts, slot_index, features, rest_counts, rest_cols, rest_values = sparse_entries(
-            obs.numpy(), indices, blocks, np.array(self.rest_runs, dtype=np.int64), MELD_PRESENT, MELD_FEATURE_SIZE
+            obs.numpy(), indices, self.slot_block_table, self.rest_run_table, MELD_PRESENT, MELD_FEATURE_SIZE
         )
         return SparseBatch(
             slot_counts,

@@ -1003,18 +1003,19 @@ def test_the_store_copies_only_the_meld_slots_in_use_and_keeps_every_row_whole()
     env.reset(seed=list(range(8)))
     rng = np.random.default_rng(3)
     net = PolicyNet(NetworkShape.for_env(2, env.rules, hidden=16, slot_embed=4), env.rules)
-    blocks = np.array(sorted(net.slot_blocks), dtype=np.int64)
+    blocks = net.slot_block_table
+    assert (np.diff(blocks[:, 0]) > 0).all()  # by offset, as the copy reads them
     positions = []
     for step in range(400):
         if step % 20 == 0:
             positions.append(env.obs.copy())
         env.step(sample_legal_actions(env.masks, rng))
     real = np.concatenate(positions)
-    start, slots = blocks[0]
+    start, slots, _ = blocks[0]
     in_use = real[:, start + MELD_PRESENT : start + slots * MELD_FEATURE_SIZE : MELD_FEATURE_SIZE].astype(bool).sum(1)
     assert in_use.max() >= 3 and (in_use == 0).any()  # melds on the table in some positions, none in others
     full = real[:4].copy()  # every slot of every block in use
-    for start, slots in blocks:
+    for start, slots, _ in blocks:
         full[:, start : start + slots * MELD_FEATURE_SIZE] = rng.random((4, slots * MELD_FEATURE_SIZE)) + 0.5
     rows = np.concatenate([full, real, full])
     masks = np.ones((rows.shape[0], env.num_actions), dtype=np.int8)

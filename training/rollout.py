@@ -167,7 +167,7 @@ class DecisionStore:
     ) -> np.ndarray:
         """Store observations and their int8 0/1 (or bool) masks in new rows; returns the rows. With
         ``source_rows`` the observations are those rows of ``obs``, copied once (no gathered copy first),
-        and with ``slot_blocks`` too (``(offset, slots)`` rows, by offset: ``agents.network._slot_blocks``)
+        and with ``slot_blocks`` too (``(offset, slots, ...)`` rows by offset: ``PolicyNet.slot_block_table``)
         only the meld slots in use are copied (``_copy_rows_over``; every row stored so must be so, as an
         observation is). With ``pairs`` instead of ``masks``: the masks as their legal (row, action) pairs,
         rows numbered from 0 (``training.mask_scan``)."""
@@ -380,8 +380,6 @@ class VectorRollout(StoredCollect):
         self._all = np.arange(n_envs)
         self._no_rows = np.zeros(0, dtype=np.int64)
         self._mask_scan = MaskScan(n_envs, self.env.masks.shape[1])
-        #: the observation's meld-slot blocks by offset, for the store's copies (``DecisionStore.put``)
-        self._slot_blocks = np.array(sorted(trainer.net.slot_blocks), dtype=np.int64).reshape(-1, 2)
         #: rows of the episodes handed to the last update, freed at the next collect
         self._learned: list[list[np.ndarray]] = []
         for i in range(n_envs):
@@ -533,7 +531,7 @@ class VectorRollout(StoredCollect):
                         hidden,
                         source_rows=learner_rows,
                         pairs=pairs_np,
-                        slot_blocks=self._slot_blocks,
+                        slot_blocks=t.acting_net.slot_block_table,
                     )
                     learner_obs = t.acting_net.sparse(torch.from_numpy(env.obs), torch.from_numpy(learner_rows)).whole()
                 else:
